@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian package llmprism needs to build and test, idempotently.
+# Run as root on Debian 12. Safe to run again: apt-get skips what is present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libfmt-dev libcli11-dev nlohmann-json3-dev libzstd-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev libpcap-dev libcpp-httplib-dev
+  python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup: missing packages (${missing[*]}); run as root to install them" >&2
+  exit 2
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get -o DPkg::Lock::Timeout=600 update -q
+apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
+echo "setup: installed ${missing[*]}"
