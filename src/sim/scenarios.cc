@@ -1,0 +1,150 @@
+#include "sim/scenarios.h"
+
+namespace prism::sim {
+namespace {
+
+JobConfig Job(int first_host, int dp, int pp, int tp, int microbatches, double fwd_ms) {
+  JobConfig j;
+  j.first_host = first_host;
+  j.dp = dp;
+  j.pp = pp;
+  j.tp = tp;
+  j.microbatches = microbatches;
+  j.fwd_ms = fwd_ms;
+  return j;
+}
+
+SimConfig Tiny() {
+  SimConfig c;
+  c.name = "tiny";
+  c.fabric.hosts = 8;
+  c.fabric.hosts_per_pod = 4;
+  c.fabric.spines = 2;
+  c.duration_s = 30;
+  JobConfig j = Job(0, 4, 2, 8, 8, 40);
+  c.jobs.push_back(j);
+  return c;
+}
+
+// The paper's evaluation platform: 2,880 GPUs, five jobs of up to 1,024 GPUs, different layouts.
+SimConfig Paper() {
+  SimConfig c;
+  c.name = "paper";
+  c.fabric.hosts = 360;
+  c.fabric.hosts_per_pod = 16;
+  c.fabric.spines = 8;
+  c.write_csv = false;
+  c.jobs.push_back(Job(0, 16, 8, 8, 8, 30));     // 1024 GPUs, 1F1B
+  JobConfig gpipe = Job(128, 16, 4, 8, 8, 25);   // 512 GPUs, GPipe
+  gpipe.schedule = Schedule::kGPipe;
+  c.jobs.push_back(gpipe);
+  JobConfig j2 = Job(192, 32, 4, 4, 16, 12);     // 512 GPUs, TP 4: half the DP ring is NVLink
+  j2.grad_mib = 768;
+  c.jobs.push_back(j2);
+  JobConfig j3 = Job(256, 32, 2, 8, 4, 60);      // 512 GPUs, shallow pipeline
+  j3.qps_per_connection = 1;
+  c.jobs.push_back(j3);
+  JobConfig j4 = Job(320, 8, 8, 4, 12, 15);      // 256 GPUs
+  j4.channels = 4;
+  c.jobs.push_back(j4);
+  return c;
+}
+
+SimConfig Faults() {
+  SimConfig c = Paper();
+  c.name = "faults";
+  FaultConfig straggler;
+  straggler.kind = FaultKind::kStraggler;
+  straggler.job = 2;
+  straggler.rank = 4 * 32 * 1 + 4 * 5 + 1;  // stage 1, replica 5, TP rank 1
+  straggler.factor = 1.3;
+  straggler.start_s = 15;
+  straggler.end_s = 45;
+  c.faults.push_back(straggler);
+  FaultConfig sw;
+  sw.kind = FaultKind::kDegradedSwitch;
+  sw.switch_a = "spine03";
+  sw.factor = 4;
+  sw.start_s = 20;
+  sw.end_s = 50;
+  c.faults.push_back(sw);
+  FaultConfig link;
+  link.kind = FaultKind::kCongestedLink;
+  link.switch_a = "leaf-p000-r2";
+  link.switch_b = "spine05";
+  link.factor = 6;
+  link.start_s = 30;
+  link.end_s = 55;
+  c.faults.push_back(link);
+  return c;
+}
+
+SimConfig Zero() {
+  SimConfig c = Paper();
+  c.name = "zero";
+  for (auto& j : c.jobs) {
+    j.zero = true;
+    j.bucket_fractions.assign(8, 1.0 / 8);  // Megatron buckets: uniform size
+  }
+  return c;
+}
+
+SimConfig Noisy() {
+  SimConfig c = Paper();
+  c.name = "noisy";
+  c.fabric.storage_nodes = 8;
+  c.noise.loss = 0.01;
+  c.noise.clock_skew_us = 50;
+  c.noise.active_timeout_ms = 20;
+  c.noise.checkpoint_period_s = 30;
+  c.noise.dataload_period_s = 2;
+  return c;
+}
+
+// One minute of n_jobs jobs of 1,024 GPUs (16 x 8 x 8) with long steps, as on a large platform.
+SimConfig Scale(const char* name, int n_jobs, int spines) {
+  SimConfig c;
+  c.name = name;
+  c.fabric.hosts = n_jobs * 128;
+  c.fabric.hosts_per_pod = 32;
+  c.fabric.spines = spines;
+  c.write_csv = false;
+  for (int i = 0; i < n_jobs; ++i) {
+    JobConfig j = Job(i * 128, 16, 8, 8, 8, 100 + 10 * (i % 5));
+    j.qps_per_connection = 1;
+    j.grad_mib = 2048;
+    c.jobs.push_back(j);
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<ScenarioInfo> ListScenarios() {
+  return {
+      {"tiny", "64 GPUs, one 4x2x8 job (DP x PP x TP), 8 micro-batches, 30 s"},
+      {"paper", "2,880 GPUs, five jobs of 256-1,024 GPUs with different layouts and schedules, 60 s"},
+      {"faults", "paper + a straggler GPU, a degraded spine and a congested leaf-spine link"},
+      {"zero", "paper with ZeRO-style DP: uniform buckets overlapped with backward, param all-gather"},
+      {"noisy", "paper + storage/checkpoint traffic, 1% lost records, 50 us clock skew, 20 ms "
+                "exporter active timeout"},
+      {"scale-10k", "10,240 GPUs, ten 1,024-GPU jobs, one minute"},
+      {"scale-100k", "102,400 GPUs, a hundred 1,024-GPU jobs, one minute"},
+  };
+}
+
+StatusOr<SimConfig> MakeScenario(const std::string& name, uint64_t seed) {
+  SimConfig c;
+  if (name == "tiny") c = Tiny();
+  else if (name == "paper") c = Paper();
+  else if (name == "faults") c = Faults();
+  else if (name == "zero") c = Zero();
+  else if (name == "noisy") c = Noisy();
+  else if (name == "scale-10k") c = Scale("scale-10k", 10, 16);
+  else if (name == "scale-100k") c = Scale("scale-100k", 100, 64);
+  else return MakeError(ErrorCode::kInvalidArgument, "unknown scenario '{}' (see --list)", name);
+  c.seed = seed;
+  return c;
+}
+
+}  // namespace prism::sim

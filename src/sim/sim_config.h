@@ -1,0 +1,73 @@
+// File: sim/sim_config.h
+// Everything that defines a simulated cluster run: fabric, jobs, faults and the realism knobs.
+// Named scenarios (sim/scenarios.h) fill these in; `simulate --config` may later read them from a file.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace prism::sim {
+
+enum class Schedule { k1F1B, kGPipe };
+
+struct FabricConfig {
+  int hosts = 8;                  // 8 GPUs and 8 NICs per host, NIC i on rail i
+  int hosts_per_pod = 16;         // a pod has one leaf per rail
+  int spines = 4;                 // every leaf connects to every spine (2-tier Clos, ECMP)
+  int storage_nodes = 0;          // non-GPU endpoints on their own leaf
+  double nic_gbps = 200;          // per GPU NIC
+  double fabric_link_gbps = 400;  // leaf <-> spine
+};
+
+struct JobConfig {
+  int first_host = 0;             // the job occupies consecutive hosts
+  int dp = 2, pp = 2, tp = 8;     // TP stays inside a host; rank order tp-dp-pp (Megatron)
+  int microbatches = 8;
+  Schedule schedule = Schedule::k1F1B;
+  bool zero = false;              // ZeRO/distributed optimizer: bucketed reduce-scatter overlapped with
+                                  // the last backward, parameter all-gather overlapped with forward
+  double fwd_ms = 20;             // forward compute per micro-batch per stage; backward = 2x
+  double compute_jitter = 0.01;   // relative sigma of every compute op
+  double optimizer_ms = 30;
+  double activation_mib = 64;     // PP activation per micro-batch per stage boundary (split over TP)
+  double grad_mib = 1024;         // gradient bytes per rank (all-reduced over DP every step)
+  std::vector<double> bucket_fractions = {0.35, 0.3, 0.25, 0.1};  // DP buckets (ZeRO: uniform)
+  int channels = 2;               // NCCL channels: parallel ring flows per DP edge
+  int qps_per_connection = 2;     // PP messages round-robin over these QPs
+};
+
+enum class FaultKind { kStraggler, kDegradedSwitch, kCongestedLink };
+
+struct FaultConfig {
+  FaultKind kind = FaultKind::kStraggler;
+  int job = 0, rank = 0;          // straggler: the slow rank of that job
+  std::string switch_a, switch_b; // degraded: switch_a; congested link: switch_a (leaf) -> switch_b (spine)
+  double factor = 1.5;            // compute x factor, or bandwidth / factor
+  double start_s = 0, end_s = 0;  // relative to the window start
+};
+
+struct NoiseConfig {
+  double loss = 0;                // probability a record is lost
+  double clock_skew_us = 0;       // sigma of a per-switch clock offset
+  double active_timeout_ms = 0;   // exporter active timeout: longer flows split; 0 = off
+  double checkpoint_period_s = 0; // storage traffic: every GPU of a job writes a checkpoint; 0 = off
+  double checkpoint_mib = 256;
+  double dataload_period_s = 0;   // storage reads (data loading) per host; 0 = off
+  double post_jitter_us = 5;      // CPU proxy posting jitter per message
+};
+
+struct SimConfig {
+  std::string name = "custom";
+  uint64_t seed = 1;
+  double duration_s = 60;         // the observed window
+  double warmup_s = 5;            // simulated before the window so jobs are mid-run
+  int64_t start_ns = 1'700'000'000'000'000'000;
+  FabricConfig fabric;
+  std::vector<JobConfig> jobs;
+  std::vector<FaultConfig> faults;
+  NoiseConfig noise;
+  bool write_csv = true;          // small scenarios also get flows.csv
+};
+
+}  // namespace prism::sim
