@@ -1,0 +1,17 @@
+// File: analysis/changepoint/hazard.h
+// Hazard functions for Bayesian online change-point detection (bocd.h): H(r) is the prior
+// probability that a segment which has lasted r observations ends before the next one. Used by
+// step 2 of parallelism identification (SPEC.md §3.2) and by timeline reconstruction (§3.3).
+#pragma once
+
+#include <cstddef>
+
+namespace prism::analysis {
+
+// Memoryless hazard: segment lengths are a priori geometric with mean 1 / h.
+struct ConstantHazard {
+  double h;
+  double operator()(size_t /*run_length*/) const { return h; }
+};
+
+}  // namespace prism::analysis

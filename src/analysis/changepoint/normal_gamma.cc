@@ -1,0 +1,162 @@
+#include "analysis/changepoint/normal_gamma.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "core/status.h"
+
+namespace prism::analysis {
+namespace {
+
+// Run lengths beyond this use lgamma directly instead of the table, so a detector that never
+// sees a change (service mode) does not grow the table without bound.
+constexpr size_t kMaxTableSize = size_t{1} << 20;
+// The table recurrence G(r+1) = log(alpha_r) - G(r) is re-seeded from lgamma this often so
+// rounding errors cannot accumulate.
+constexpr size_t kReseedEvery = 64;
+constexpr double kHalfLog2Pi = 0.91893853320467274178;  // log(2 pi) / 2
+
+double GammaRatio(double alpha) { return std::lgamma(alpha + 0.5) - std::lgamma(alpha); }
+
+}  // namespace
+
+double StudentTLogPdf(double x, double nu, double loc, double scale) {
+  const double z = (x - loc) / scale;
+  return std::lgamma(0.5 * (nu + 1)) - std::lgamma(0.5 * nu) -
+         0.5 * std::log(nu * std::numbers::pi) - std::log(scale) -
+         0.5 * (nu + 1) * std::log1p(z * z / nu);
+}
+
+NormalGammaPrior FitNormalGammaPrior(std::span<const double> xs) {
+  NormalGammaPrior prior;
+  if (xs.empty()) return prior;
+  std::vector<double> v(xs.begin(), xs.end());
+  const auto mid = v.begin() + static_cast<ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  prior.mu0 = *mid;
+  double mean = 0;
+  for (double x : xs) mean += x;
+  mean /= static_cast<double>(xs.size());
+  double var = 0;
+  for (double x : xs) var += (x - mean) * (x - mean);
+  var /= static_cast<double>(xs.size());
+  double noise_var = 0;
+  if (xs.size() >= 2) {
+    v.resize(xs.size() - 1);
+    for (size_t i = 1; i < xs.size(); ++i) v[i - 1] = std::fabs(xs[i] - xs[i - 1]);
+    const auto dmid = v.begin() + static_cast<ptrdiff_t>(v.size() / 2);
+    std::nth_element(v.begin(), dmid, v.end());
+    // MAD of N(0, 2 s^2) differences: median |d| = 0.6745 * sqrt(2) * s.
+    const double s = *dmid / (0.6744897501960817 * std::numbers::sqrt2);
+    noise_var = s * s;
+  }
+  if (!(noise_var > 0)) noise_var = var > 0 ? var : 1.0;
+  if (!(var > 0)) var = noise_var;
+  prior.kappa0 = std::clamp(noise_var / var, 1e-4, 1.0);
+  prior.beta0 = prior.alpha0 * noise_var;
+  return prior;
+}
+
+NormalGammaRuns::NormalGammaRuns(const NormalGammaPrior& prior)
+    : prior_(prior), log_beta0_(std::log(prior.beta0)) {
+  PRISM_CHECK(prior.kappa0 > 0 && prior.alpha0 > 0 && prior.beta0 > 0);
+  Reset();
+}
+
+void NormalGammaRuns::Reset() {
+  run_length_.assign(1, 0);
+  mu_.assign(1, prior_.mu0);
+  beta_.assign(1, prior_.beta0);
+  log_beta_.assign(1, log_beta0_);
+}
+
+void NormalGammaRuns::ExtendTable(size_t run_length) {
+  const size_t want = std::min(run_length + 1, kMaxTableSize);
+  if (gamma_ratio_.size() >= want) return;
+  // Amortised doubling keeps the number of reallocations logarithmic.
+  if (gamma_ratio_.capacity() < want) {
+    const size_t cap = std::min(std::max<size_t>(want, 2 * gamma_ratio_.capacity()), kMaxTableSize);
+    gamma_ratio_.reserve(std::max<size_t>(cap, 64));
+    log_pdf_constant_.reserve(std::max<size_t>(cap, 64));
+  }
+  for (size_t r = gamma_ratio_.size(); r < want; ++r) {
+    const double alpha = prior_.alpha0 + 0.5 * static_cast<double>(r);
+    const double kappa = prior_.kappa0 + static_cast<double>(r);
+    double g;
+    if (r % kReseedEvery == 0) {
+      g = GammaRatio(alpha);
+    } else {
+      // Gamma(a + 1) = a Gamma(a), with a = alpha_{r-1} = alpha - 1/2.
+      g = std::log(alpha - 0.5) - gamma_ratio_[r - 1];
+    }
+    gamma_ratio_.push_back(g);
+    log_pdf_constant_.push_back(g + 0.5 * std::log(kappa / (kappa + 1)) - kHalfLog2Pi);
+  }
+}
+
+double NormalGammaRuns::LogPdfConstant(size_t run_length) {
+  if (run_length >= log_pdf_constant_.size()) ExtendTable(run_length);
+  if (run_length < log_pdf_constant_.size()) return log_pdf_constant_[run_length];
+  const double alpha = prior_.alpha0 + 0.5 * static_cast<double>(run_length);
+  const double kappa = prior_.kappa0 + static_cast<double>(run_length);
+  return GammaRatio(alpha) + 0.5 * std::log(kappa / (kappa + 1)) - kHalfLog2Pi;
+}
+
+double NormalGammaRuns::ObserveAndGrow(double x, std::span<double> log_pdf) {
+  const size_t n = run_length_.size();
+  PRISM_CHECK(log_pdf.size() >= n + 1);
+  ExtendTable(run_length_[n - 1]);  // ascending: the last run is the longest
+  run_length_.resize(n + 1);
+  mu_.resize(n + 1);
+  beta_.resize(n + 1);
+  log_beta_.resize(n + 1);
+
+  size_t* rl = run_length_.data();
+  double* mu = mu_.data();
+  double* beta = beta_.data();
+  double* log_beta = log_beta_.data();
+  const double* table = log_pdf_constant_.data();
+  const size_t table_size = log_pdf_constant_.size();
+  double max_log_pdf = -HUGE_VAL;
+  // Descending so that the shift by one index happens in the same pass, in place.
+  for (size_t i = n; i-- > 0;) {
+    const size_t r = rl[i];
+    const double rd = static_cast<double>(r);
+    const double kappa = prior_.kappa0 + rd;
+    const double alpha = prior_.alpha0 + 0.5 * rd;
+    const double d = x - mu[i];
+    const double beta_new = beta[i] + kappa * d * d / (2 * (kappa + 1));
+    const double log_beta_new = std::log(beta_new);
+    const double c = r < table_size ? table[r] : LogPdfConstant(r);
+    const double lp = c + alpha * log_beta[i] - (alpha + 0.5) * log_beta_new;
+    log_pdf[i + 1] = lp;
+    max_log_pdf = std::max(max_log_pdf, lp);
+    mu[i + 1] = mu[i] + d / (kappa + 1);
+    beta[i + 1] = beta_new;
+    log_beta[i + 1] = log_beta_new;
+    rl[i + 1] = r + 1;
+  }
+  rl[0] = 0;
+  mu[0] = prior_.mu0;
+  beta[0] = prior_.beta0;
+  log_beta[0] = log_beta0_;
+  return max_log_pdf;
+}
+
+void NormalGammaRuns::Keep(std::span<const uint32_t> indices) {
+  size_t k = 0;
+  for (uint32_t i : indices) {
+    run_length_[k] = run_length_[i];
+    mu_[k] = mu_[i];
+    beta_[k] = beta_[i];
+    log_beta_[k] = log_beta_[i];
+    ++k;
+  }
+  run_length_.resize(k);
+  mu_.resize(k);
+  beta_.resize(k);
+  log_beta_.resize(k);
+}
+
+}  // namespace prism::analysis
