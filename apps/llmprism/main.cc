@@ -3,14 +3,20 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+// One Register*Command per *_cmd.cc: adds its subcommand to `app`; the subcommand's callback runs
+// during parse and stores the process exit code (0 ok, 2 unusable input) in *exit_code.
+void RegisterEvalCommand(CLI::App& app, int* exit_code);
+
 int main(int argc, char** argv) {
   CLI::App app{"llmprism: diagnose LLM training jobs from switch-level flow records"};
   app.require_subcommand(1);
+  int exit_code = 0;
+  RegisterEvalCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
-  return 0;
+  return exit_code;
 }
