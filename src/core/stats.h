@@ -24,6 +24,7 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(ipfix_unknown_template,  kDataLoss, "IPFIX data sets skipped: no template seen for the id") \
   F(ipfix_bad_record,        kDataLoss, "IPFIX records skipped: missing fields or bad times")   \
   F(ipfix_bad_template,      kDataLoss, "IPFIX templates skipped: malformed")                   \
+  F(ipfix_options_record,    kInfo,     "IPFIX option-template records skipped (metadata, not flows)") \
   F(records_outside_window,  kInfo,     "records outside every analysis window")                \
   F(records_non_gpu,         kInfo,     "records to or from endpoints marked non-GPU")          \
   F(records_hub,             kInfo,     "records of hub endpoints excluded from job recognition")

@@ -1,0 +1,708 @@
+#include "io/ipfix_file.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "io/csv_util.h"
+#include "io/file_reader.h"
+
+namespace prism::io {
+namespace {
+
+constexpr uint16_t kIpfixVersion = 10;
+constexpr size_t kMessageHeaderBytes = 16;
+constexpr size_t kMaxMessageBytes = 65535;
+constexpr uint16_t kTemplateSetId = 2;
+constexpr uint16_t kOptionsTemplateSetId = 3;
+constexpr uint16_t kVarLen = 0xFFFF;
+constexpr uint16_t kEnterpriseBit = 0x8000;
+constexpr size_t kMaxPointNameBytes = 1024;
+constexpr int64_t kNsPerSecond = 1'000'000'000;
+constexpr int64_t kNtpUnixOffsetS = 2'208'988'800;  // 1900-01-01 to 1970-01-01
+
+// --- big-endian access -------------------------------------------------------------------------
+
+inline uint16_t Get16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
+inline uint32_t Get32(const uint8_t* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+}
+inline uint64_t Get64(const uint8_t* p) { return (uint64_t{Get32(p)} << 32) | Get32(p + 4); }
+// Unsigned integer of 1..8 bytes (reduced-size encoding, RFC 7011 6.2).
+inline uint64_t GetUint(const uint8_t* p, size_t len) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < len; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+inline void Put16(char* p, uint16_t v) {
+  p[0] = static_cast<char>(v >> 8);
+  p[1] = static_cast<char>(v);
+}
+inline void Put32(char* p, uint32_t v) {
+  Put16(p, static_cast<uint16_t>(v >> 16));
+  Put16(p + 2, static_cast<uint16_t>(v));
+}
+inline void Put64(char* p, uint64_t v) {
+  Put32(p, static_cast<uint32_t>(v >> 32));
+  Put32(p + 4, static_cast<uint32_t>(v));
+}
+void Append16(std::string* s, uint16_t v) {
+  char b[2];
+  Put16(b, v);
+  s->append(b, 2);
+}
+void Append32(std::string* s, uint32_t v) {
+  char b[4];
+  Put32(b, v);
+  s->append(b, 4);
+}
+
+// --- the writer's templates --------------------------------------------------------------------
+
+struct FieldSpec {
+  uint16_t id;
+  uint16_t len;
+  uint32_t pen;  // 0 = IANA
+};
+constexpr FieldSpec kCommonFields[] = {
+    {156, 8, 0},  // flowStartNanoseconds
+    {157, 8, 0},  // flowEndNanoseconds
+    {1, 8, 0},    // octetDeltaCount
+    {2, 8, 0},    // packetDeltaCount
+    {7, 2, 0},    // sourceTransportPort
+    {11, 2, 0},   // destinationTransportPort
+    {4, 1, 0},    // protocolIdentifier
+    {305, 4, 0},  // samplingPacketInterval
+    {kPrismIeRoceDestQp, 4, kPrismEnterpriseNumber},
+    {kPrismIeObservationPoint, kVarLen, kPrismEnterpriseNumber},
+};
+constexpr size_t kCommonFixedBytes = 8 + 8 + 8 + 8 + 2 + 2 + 1 + 4 + 4;
+
+void AppendTemplate(std::string* s, uint16_t tid, bool v6) {
+  Append16(s, tid);
+  Append16(s, static_cast<uint16_t>(2 + std::size(kCommonFields)));
+  Append16(s, v6 ? 27 : 8);  // sourceIPv6Address / sourceIPv4Address
+  Append16(s, v6 ? 16 : 4);
+  Append16(s, v6 ? 28 : 12);  // destinationIPv6Address / destinationIPv4Address
+  Append16(s, v6 ? 16 : 4);
+  for (const FieldSpec& f : kCommonFields) {
+    Append16(s, f.pen != 0 ? static_cast<uint16_t>(f.id | kEnterpriseBit) : f.id);
+    Append16(s, f.len);
+    if (f.pen != 0) Append32(s, f.pen);
+  }
+}
+
+// --- the reader's template model ---------------------------------------------------------------
+
+// What a template field means to us, resolved once per template so decoding a record is a flat
+// loop over (action, length) without lookups.
+enum class Act : uint8_t {
+  kSkip,
+  kSrcV4,
+  kDstV4,
+  kSrcV6,
+  kDstV6,
+  kStartS,
+  kEndS,
+  kStartMs,
+  kEndMs,
+  kStartNtp,  // dateTimeMicroseconds / dateTimeNanoseconds: both NTP 64-bit
+  kEndNtp,
+  kBytes,
+  kPackets,
+  kSrcPort,
+  kDstPort,
+  kProto,
+  kSampling,
+  kQp,
+  kPointName,
+};
+
+struct Field {
+  Act act;
+  uint16_t len;  // kVarLen = variable
+};
+
+struct Template {
+  std::vector<Field> fields;
+  size_t min_record_bytes = 0;
+  bool options = false;
+};
+
+bool IsUint(uint16_t len, uint16_t max) { return len >= 1 && len <= max; }
+
+Act Classify(uint32_t pen, uint16_t id, uint16_t len) {
+  if (pen == kPrismEnterpriseNumber) {
+    if (id == kPrismIeRoceDestQp && IsUint(len, 4)) return Act::kQp;
+    if (id == kPrismIeObservationPoint) return Act::kPointName;
+    return Act::kSkip;
+  }
+  if (pen != 0) return Act::kSkip;
+  switch (id) {
+    case 8:
+      return len == 4 ? Act::kSrcV4 : Act::kSkip;
+    case 12:
+      return len == 4 ? Act::kDstV4 : Act::kSkip;
+    case 27:
+      return len == 16 ? Act::kSrcV6 : Act::kSkip;
+    case 28:
+      return len == 16 ? Act::kDstV6 : Act::kSkip;
+    case 150:
+      return len == 4 ? Act::kStartS : Act::kSkip;
+    case 151:
+      return len == 4 ? Act::kEndS : Act::kSkip;
+    case 152:
+      return len == 8 ? Act::kStartMs : Act::kSkip;
+    case 153:
+      return len == 8 ? Act::kEndMs : Act::kSkip;
+    case 154:
+    case 156:
+      return len == 8 ? Act::kStartNtp : Act::kSkip;
+    case 155:
+    case 157:
+      return len == 8 ? Act::kEndNtp : Act::kSkip;
+    case 1:   // octetDeltaCount
+    case 85:  // octetTotalCount
+      return IsUint(len, 8) ? Act::kBytes : Act::kSkip;
+    case 2:   // packetDeltaCount
+    case 86:  // packetTotalCount
+      return IsUint(len, 8) ? Act::kPackets : Act::kSkip;
+    case 7:
+      return IsUint(len, 2) ? Act::kSrcPort : Act::kSkip;
+    case 11:
+      return IsUint(len, 2) ? Act::kDstPort : Act::kSkip;
+    case 4:
+      return len == 1 ? Act::kProto : Act::kSkip;
+    case 305:  // samplingPacketInterval
+    case 34:   // samplingInterval (deprecated)
+    case 50:   // samplerRandomInterval
+      return IsUint(len, 4) ? Act::kSampling : Act::kSkip;
+    default:
+      return Act::kSkip;
+  }
+}
+
+constexpr uint32_t kHaveSrc = 1, kHaveDst = 2, kHaveStart = 4, kHaveEnd = 8, kHaveBytes = 16;
+constexpr uint32_t kHaveRequired = kHaveSrc | kHaveDst | kHaveStart | kHaveEnd | kHaveBytes;
+
+class IpfixDecoder {
+ public:
+  IpfixDecoder(const std::string& name, FlowSink* sink, PointTable* points, Stats* stats)
+      : name_(name), sink_(sink), stats_(stats), log_(name), points_(points) {}
+
+  // Decodes the complete messages at the front of `data`, whose first byte is at file offset
+  // `base`. Returns the bytes consumed; the caller keeps the rest and offers it again with more
+  // data. With at_eof everything is consumed.
+  size_t Decode(const uint8_t* data, size_t n, uint64_t base, bool at_eof) {
+    size_t pos = 0;
+    for (;;) {
+      if (resyncing_) {
+        bool found = false;
+        for (; pos + 4 <= n; ++pos) {
+          if (Get16(data + pos) != kIpfixVersion) continue;
+          size_t len = Get16(data + pos + 2);
+          if (len < kMessageHeaderBytes) continue;
+          // Plausible when the message ends exactly at the end of the input or right before
+          // another version-10 header.
+          if (pos + len + 2 <= n) {
+            if (Get16(data + pos + len) == kIpfixVersion) {
+              found = true;
+              break;
+            }
+          } else if (!at_eof) {
+            return pos;  // cannot judge yet: wait for more data
+          } else if (pos + len == n) {
+            found = true;
+            break;
+          }
+        }
+        if (!found) return at_eof ? n : pos;
+        resyncing_ = false;
+      }
+      if (pos == n) return n;
+      const uint8_t* msg = data + pos;
+      size_t avail = n - pos;
+      uint64_t offset = base + pos;
+      if (avail < kMessageHeaderBytes) {
+        if (!at_eof) return pos;
+        BadMessage(offset, "a 16-byte message header", fmt::format("{} bytes at the end", avail));
+        return n;
+      }
+      uint16_t version = Get16(msg);
+      size_t len = Get16(msg + 2);
+      if (version != kIpfixVersion) {
+        BadMessage(offset, "IPFIX version 10", fmt::format("{}", version));
+      } else if (len < kMessageHeaderBytes) {
+        BadMessage(offset, "a message length >= 16", fmt::format("{}", len));
+      } else if (len > avail) {
+        if (!at_eof) return pos;
+        BadMessage(offset, fmt::format("a message of {} bytes", len),
+                   fmt::format("{} bytes before the end (truncated)", avail));
+      } else {
+        DecodeMessage(msg, len, offset);
+        pos += len;
+        continue;
+      }
+      resyncing_ = true;
+      ++pos;
+    }
+  }
+
+  StatusOr<uint64_t> Finish(uint64_t total_bytes) {
+    log_.Finish();
+    if (total_bytes == 0) return MakeError(ErrorCode::kDataLoss, "{}: empty file", name_);
+    if (delivered_ == 0) {
+      return MakeError(ErrorCode::kDataLoss,
+                       "{}: no usable IPFIX flow record in {} bytes ({} messages decoded)", name_,
+                       total_bytes, messages_);
+    }
+    return delivered_;
+  }
+
+ private:
+  void Count(Stat s, uint64_t n = 1) {
+    if (stats_ != nullptr) stats_->Add(s, n);
+  }
+  template <typename E, typename G>
+  void Problem(Stat s, uint64_t offset, const E& expected, const G& got) {
+    Count(s);
+    if (log_.Want()) {
+      fmt::print(stderr, "{}: byte {}: expected {}, got {}\n", name_, offset, expected, got);
+    }
+  }
+  template <typename E, typename G>
+  void BadMessage(uint64_t offset, const E& expected, const G& got) {
+    Problem(Stat::ipfix_bad_message, offset, expected, got);
+  }
+
+  static uint64_t Key(uint32_t domain, uint16_t tid) { return (uint64_t{domain} << 16) | tid; }
+
+  void DecodeMessage(const uint8_t* msg, size_t len, uint64_t offset) {
+    ++messages_;
+    uint32_t domain = Get32(msg + 12);
+    size_t p = kMessageHeaderBytes;
+    while (p < len) {
+      uint64_t set_offset = offset + p;
+      if (len - p < 4) {
+        Problem(Stat::ipfix_bad_set, set_offset, "a 4-byte set header",
+                fmt::format("{} bytes left in the message", len - p));
+        return;
+      }
+      uint16_t set_id = Get16(msg + p);
+      size_t set_len = Get16(msg + p + 2);
+      if (set_len < 4 || set_len > len - p) {
+        // The rest of the message cannot be framed; skip it.
+        Problem(Stat::ipfix_bad_set, set_offset,
+                fmt::format("a set length between 4 and {}", len - p), set_len);
+        return;
+      }
+      const uint8_t* body = msg + p + 4;
+      size_t body_len = set_len - 4;
+      if (set_id == kTemplateSetId || set_id == kOptionsTemplateSetId) {
+        DecodeTemplateSet(body, body_len, domain, set_id == kOptionsTemplateSetId, set_offset + 4);
+      } else if (set_id >= 256) {
+        auto it = templates_.find(Key(domain, set_id));
+        if (it == templates_.end()) {
+          Problem(Stat::ipfix_unknown_template, set_offset,
+                  fmt::format("a template for data set id {} in domain {}", set_id, domain),
+                  "none seen before it");
+        } else if (it->second.options) {
+          Count(Stat::ipfix_options_record, body_len / it->second.min_record_bytes);
+        } else {
+          DecodeDataSet(it->second, set_id, body, body_len, set_offset + 4);
+        }
+      } else {
+        Problem(Stat::ipfix_bad_set, set_offset, "set id 2, 3 or >= 256", set_id);
+      }
+      p += set_len;
+    }
+  }
+
+  void DecodeTemplateSet(const uint8_t* body, size_t n, uint32_t domain, bool options,
+                         uint64_t offset) {
+    size_t q = 0;
+    while (n - q >= 4) {  // fewer bytes are padding
+      uint64_t rec_offset = offset + q;
+      uint16_t tid = Get16(body + q);
+      uint16_t count = Get16(body + q + 2);
+      q += 4;
+      if (tid < 256) {
+        Problem(Stat::ipfix_bad_template, rec_offset, "a template id >= 256", tid);
+        return;  // the rest of the set cannot be framed
+      }
+      if (count == 0) {  // withdrawal
+        templates_.erase(Key(domain, tid));
+        continue;
+      }
+      if (options) {
+        if (n - q < 2) {
+          Problem(Stat::ipfix_bad_template, rec_offset, "a scope field count",
+                  "the end of the set");
+          return;
+        }
+        uint16_t scope = Get16(body + q);
+        q += 2;
+        if (scope == 0 || scope > count) {
+          Problem(Stat::ipfix_bad_template, rec_offset,
+                  fmt::format("a scope field count between 1 and {}", count), scope);
+          return;
+        }
+      }
+      Template t;
+      t.options = options;
+      t.fields.reserve(count);
+      for (uint16_t i = 0; i < count; ++i) {
+        if (n - q < 4) {
+          Problem(Stat::ipfix_bad_template, rec_offset,
+                  fmt::format("{} field specifiers in template {}", count, tid),
+                  fmt::format("the end of the set after {}", i));
+          return;
+        }
+        uint16_t id = Get16(body + q);
+        uint16_t flen = Get16(body + q + 2);
+        q += 4;
+        uint32_t pen = 0;
+        if (id & kEnterpriseBit) {
+          if (n - q < 4) {
+            Problem(Stat::ipfix_bad_template, rec_offset,
+                    fmt::format("an enterprise number for field {} of template {}", i, tid),
+                    "the end of the set");
+            return;
+          }
+          pen = Get32(body + q);
+          q += 4;
+          id = static_cast<uint16_t>(id & ~kEnterpriseBit);
+        }
+        Act act = options ? Act::kSkip : Classify(pen, id, flen);
+        t.fields.push_back(Field{act, flen});
+        t.min_record_bytes += flen == kVarLen ? 1 : flen;
+      }
+      if (t.min_record_bytes == 0) {
+        // Records of zero bytes could never be consumed.
+        Problem(Stat::ipfix_bad_template, rec_offset,
+                fmt::format("template {} to describe at least one byte", tid), "0 bytes");
+        continue;
+      }
+      templates_[Key(domain, tid)] = std::move(t);
+    }
+  }
+
+  void DecodeDataSet(const Template& t, uint16_t tid, const uint8_t* body, size_t n,
+                     uint64_t offset) {
+    const uint8_t* p = body;
+    const uint8_t* end = body + n;
+    while (static_cast<size_t>(end - p) >= t.min_record_bytes) {  // fewer bytes are padding
+      const uint8_t* rec_start = p;
+      FlowRecord r;
+      uint32_t have = 0;
+      std::string_view point_name;
+      bool fits = true;
+      for (const Field& f : t.fields) {
+        size_t len = f.len;
+        if (len == kVarLen) {
+          if (p == end) {
+            fits = false;
+            break;
+          }
+          len = *p++;
+          if (len == 255) {
+            if (end - p < 2) {
+              fits = false;
+              break;
+            }
+            len = Get16(p);
+            p += 2;
+          }
+        }
+        if (static_cast<size_t>(end - p) < len) {
+          fits = false;
+          break;
+        }
+        switch (f.act) {
+          case Act::kSkip:
+            break;
+          case Act::kSrcV4:
+            r.src = IpAddr::FromV4(Get32(p));
+            have |= kHaveSrc;
+            break;
+          case Act::kDstV4:
+            r.dst = IpAddr::FromV4(Get32(p));
+            have |= kHaveDst;
+            break;
+          case Act::kSrcV6:
+            r.src = IpAddr::FromV6(p);
+            have |= kHaveSrc;
+            break;
+          case Act::kDstV6:
+            r.dst = IpAddr::FromV6(p);
+            have |= kHaveDst;
+            break;
+          case Act::kStartS:
+            r.start_ns = int64_t{Get32(p)} * kNsPerSecond;
+            have |= kHaveStart;
+            break;
+          case Act::kEndS:
+            r.end_ns = int64_t{Get32(p)} * kNsPerSecond;
+            have |= kHaveEnd;
+            break;
+          case Act::kStartMs:
+          case Act::kEndMs: {
+            uint64_t ms = Get64(p);
+            if (ms <= static_cast<uint64_t>(INT64_MAX / 1'000'000)) {
+              bool start = f.act == Act::kStartMs;
+              (start ? r.start_ns : r.end_ns) = static_cast<int64_t>(ms) * 1'000'000;
+              have |= start ? kHaveStart : kHaveEnd;
+            }
+            break;
+          }
+          case Act::kStartNtp:
+            r.start_ns = NtpToUnixNs(Get64(p));
+            have |= kHaveStart;
+            break;
+          case Act::kEndNtp:
+            r.end_ns = NtpToUnixNs(Get64(p));
+            have |= kHaveEnd;
+            break;
+          case Act::kBytes:
+            r.bytes = GetUint(p, len);
+            have |= kHaveBytes;
+            break;
+          case Act::kPackets:
+            r.packets = GetUint(p, len);
+            break;
+          case Act::kSrcPort:
+            r.src_port = static_cast<uint16_t>(GetUint(p, len));
+            break;
+          case Act::kDstPort:
+            r.dst_port = static_cast<uint16_t>(GetUint(p, len));
+            break;
+          case Act::kProto:
+            r.proto = *p;
+            break;
+          case Act::kSampling: {
+            uint32_t s = static_cast<uint32_t>(GetUint(p, len));
+            r.sampling_rate = s == 0 ? 1 : s;
+            break;
+          }
+          case Act::kQp:
+            r.qp = static_cast<uint32_t>(GetUint(p, len));
+            break;
+          case Act::kPointName:
+            point_name = std::string_view(reinterpret_cast<const char*>(p), len);
+            break;
+        }
+        p += len;
+      }
+      uint64_t rec_offset = offset + static_cast<uint64_t>(rec_start - body);
+      if (!fits) {
+        Problem(Stat::ipfix_bad_record, rec_offset,
+                fmt::format("a record of template {} within its set", tid),
+                fmt::format("{} bytes left", end - rec_start));
+        return;  // the rest of the set cannot be framed
+      }
+      if ((have & kHaveRequired) != kHaveRequired) {
+        Problem(Stat::ipfix_bad_record, rec_offset,
+                fmt::format("source and destination address, start and end time and octet "
+                            "count in template {}",
+                            tid),
+                "a record without some of them");
+        continue;
+      }
+      if (r.end_ns < r.start_ns) {
+        Problem(Stat::ipfix_bad_record, rec_offset, "flow end >= flow start",
+                fmt::format("end {} ns < start {} ns", r.end_ns, r.start_ns));
+        continue;
+      }
+      while (!point_name.empty() && point_name.back() == '\0') point_name.remove_suffix(1);
+      r.point = points_.Intern(point_name);
+      ++delivered_;
+      Count(Stat::records_read);
+      sink_->OnRecord(r);
+    }
+  }
+
+  const std::string& name_;
+  FlowSink* sink_;
+  Stats* stats_;
+  internal::ProblemLog log_;
+  internal::PointCache points_;
+  std::unordered_map<uint64_t, Template> templates_;
+  bool resyncing_ = false;
+  uint64_t delivered_ = 0;
+  uint64_t messages_ = 0;
+};
+
+}  // namespace
+
+uint64_t UnixNsToNtp(int64_t unix_ns) {
+  int64_t s = unix_ns / kNsPerSecond;
+  int64_t rem = unix_ns % kNsPerSecond;
+  if (rem < 0) {
+    rem += kNsPerSecond;
+    s -= 1;
+  }
+  uint64_t ntp_s = static_cast<uint64_t>(s + kNtpUnixOffsetS) & 0xFFFF'FFFFu;  // era wraps
+  // ceil(rem * 2^32 / 1e9): decoding with floor gives rem back exactly (2^32 / 1e9 > 1).
+  uint64_t frac = ((static_cast<uint64_t>(rem) << 32) + kNsPerSecond - 1) / kNsPerSecond;
+  return (ntp_s << 32) | frac;
+}
+
+int64_t NtpToUnixNs(uint64_t ntp) {
+  int64_t s = static_cast<int64_t>(ntp >> 32);
+  if (s < 0x8000'0000LL) s += int64_t{1} << 32;  // era 1: 2036-02-07 onwards
+  uint64_t frac = ntp & 0xFFFF'FFFFu;
+  int64_t ns = static_cast<int64_t>((frac * kNsPerSecond) >> 32);
+  return (s - kNtpUnixOffsetS) * kNsPerSecond + ns;
+}
+
+// --- writer --------------------------------------------------------------------------------------
+
+IpfixFileWriter::IpfixFileWriter(std::ostream* out, const PointTable* points,
+                                 uint32_t observation_domain)
+    : out_(out), points_(points), domain_(observation_domain) {
+  msg_.reserve(kMaxMessageBytes);
+}
+
+IpfixFileWriter::~IpfixFileWriter() {
+  if (!finished_) (void)Finish();
+}
+
+void IpfixFileWriter::StartMessage() {
+  msg_.assign(kMessageHeaderBytes, '\0');
+  if (!templates_written_) {
+    size_t start = msg_.size();
+    Append16(&msg_, kTemplateSetId);
+    Append16(&msg_, 0);
+    AppendTemplate(&msg_, kIpfixTemplateV4, false);
+    AppendTemplate(&msg_, kIpfixTemplateV6, true);
+    Put16(&msg_[start + 2], static_cast<uint16_t>(msg_.size() - start));
+    templates_written_ = true;
+  }
+  set_start_ = 0;
+  set_id_ = 0;
+}
+
+void IpfixFileWriter::CloseSet() {
+  if (set_start_ == 0) return;
+  Put16(&msg_[set_start_ + 2], static_cast<uint16_t>(msg_.size() - set_start_));
+  set_start_ = 0;
+  set_id_ = 0;
+}
+
+void IpfixFileWriter::FlushMessage() {
+  if (msg_.empty()) return;
+  CloseSet();
+  Put16(&msg_[0], kIpfixVersion);
+  Put16(&msg_[2], static_cast<uint16_t>(msg_.size()));
+  Put32(&msg_[4], export_time_s_);
+  Put32(&msg_[8], sequence_);
+  Put32(&msg_[12], domain_);
+  out_->write(msg_.data(), static_cast<std::streamsize>(msg_.size()));
+  sequence_ += records_in_msg_;
+  records_in_msg_ = 0;
+  export_time_s_ = 0;
+  msg_.clear();
+}
+
+void IpfixFileWriter::OnRecord(const FlowRecord& r) {
+  PRISM_CHECK(!finished_);
+  bool v6 = !r.src.is_v4() || !r.dst.is_v4();
+  uint16_t tid = v6 ? kIpfixTemplateV6 : kIpfixTemplateV4;
+  std::string_view name;
+  if (r.point != kNoPoint && points_ != nullptr && r.point < points_->size()) {
+    name = points_->Name(r.point);
+    if (name.size() > kMaxPointNameBytes) name = name.substr(0, kMaxPointNameBytes);
+  }
+  size_t name_hdr = name.size() < 255 ? 1 : 3;
+  size_t rec_bytes = (v6 ? 32 : 8) + kCommonFixedBytes + name_hdr + name.size();
+  size_t need = rec_bytes + (set_id_ == tid ? 0 : 4);
+  if (!msg_.empty() && msg_.size() + need > kMaxMessageBytes) FlushMessage();
+  if (msg_.empty()) StartMessage();
+  if (set_id_ != tid) {
+    CloseSet();
+    set_start_ = msg_.size();
+    set_id_ = tid;
+    Append16(&msg_, tid);
+    Append16(&msg_, 0);
+  }
+  size_t off = msg_.size();
+  msg_.resize(off + rec_bytes);
+  char* p = &msg_[off];
+  if (v6) {
+    std::memcpy(p, r.src.bytes().data(), 16);
+    std::memcpy(p + 16, r.dst.bytes().data(), 16);
+    p += 32;
+  } else {
+    Put32(p, r.src.v4());
+    Put32(p + 4, r.dst.v4());
+    p += 8;
+  }
+  Put64(p, UnixNsToNtp(r.start_ns));
+  Put64(p + 8, UnixNsToNtp(r.end_ns));
+  Put64(p + 16, r.bytes);
+  Put64(p + 24, r.packets);
+  Put16(p + 32, r.src_port);
+  Put16(p + 34, r.dst_port);
+  p[36] = static_cast<char>(r.proto);
+  Put32(p + 37, r.sampling_rate);
+  Put32(p + 41, r.qp);
+  p += kCommonFixedBytes;
+  if (name_hdr == 1) {
+    *p++ = static_cast<char>(name.size());
+  } else {
+    *p++ = static_cast<char>(255);
+    Put16(p, static_cast<uint16_t>(name.size()));
+    p += 2;
+  }
+  if (!name.empty()) std::memcpy(p, name.data(), name.size());
+  ++records_in_msg_;
+  int64_t end_s = r.end_ns / kNsPerSecond;
+  uint32_t export_s = end_s <= 0 ? 0 : static_cast<uint32_t>(std::min<int64_t>(end_s, UINT32_MAX));
+  export_time_s_ = std::max(export_time_s_, export_s);
+}
+
+Status IpfixFileWriter::Finish() {
+  if (finished_) return OkStatus();
+  finished_ = true;
+  if (!templates_written_) StartMessage();  // a valid file even without records
+  FlushMessage();
+  out_->flush();
+  if (!out_->good()) return MakeError(ErrorCode::kDataLoss, "IPFIX writer: write failed");
+  return OkStatus();
+}
+
+// --- readers -------------------------------------------------------------------------------------
+
+StatusOr<uint64_t> ReadIpfixBuffer(std::span<const std::byte> data, const std::string& name,
+                                   FlowSink* sink, PointTable* points, Stats* stats) {
+  IpfixDecoder decoder(name, sink, points, stats);
+  decoder.Decode(reinterpret_cast<const uint8_t*>(data.data()), data.size(), 0, true);
+  return decoder.Finish(data.size());
+}
+
+StatusOr<uint64_t> ReadIpfixFile(const std::string& path, FlowSink* sink, PointTable* points,
+                                 Stats* stats) {
+  PRISM_ASSIGN_OR_RETURN(auto reader, FileReader::Open(path));
+  IpfixDecoder decoder(path, sink, points, stats);
+  // Larger than one message plus the 2 bytes of look-ahead used to resynchronize.
+  std::vector<std::byte> buf(4 << 20);
+  size_t filled = 0;
+  uint64_t base = 0;
+  for (;;) {
+    if (filled == buf.size()) buf.resize(buf.size() * 2);  // defensive; cannot happen
+    size_t want = buf.size() - filled;
+    PRISM_ASSIGN_OR_RETURN(size_t n, reader->Read(std::span(buf).subspan(filled, want)));
+    filled += n;
+    bool eof = n < want;
+    size_t used = decoder.Decode(reinterpret_cast<const uint8_t*>(buf.data()), filled, base, eof);
+    if (eof) return decoder.Finish(base + filled);
+    std::memmove(buf.data(), buf.data() + used, filled - used);
+    filled -= used;
+    base += used;
+  }
+}
+
+}  // namespace prism::io
