@@ -1,0 +1,87 @@
+#include "analysis/analyze.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "analysis/layout/layout_inference.h"
+#include "analysis/steps/dp_group_steps.h"
+
+namespace prism::analysis {
+
+const char* PairLabelName(PairLabel label) {
+  switch (label) {
+    case PairLabel::kDp: return "dp";
+    case PairLabel::kPp: return "pp";
+    case PairLabel::kUnknown: break;
+  }
+  return "unknown";
+}
+
+namespace {
+
+// Runs fn(i) for i in [0, n) on `threads` threads; each index is independent.
+template <typename Fn>
+void ParallelFor(size_t n, int threads, Fn fn) {
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(n)));
+  if (threads == 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::vector<std::jthread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (size_t i = t; i < n; i += threads) fn(i);
+    });
+}
+
+}  // namespace
+
+AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx,
+                        int64_t window_end_ns, const AnalysisOptions& options,
+                        AnalysisStats* stats) {
+  AnalysisResults results;
+  const auto keys = DistinctPairs(flows.src(), flows.dst());
+  JobRecognition jr = RecognizeJobs(keys, flows.endpoints(), ctx, options.jobs);
+  results.jobs = std::move(jr.jobs);
+  results.job_of = std::move(jr.job_of);
+
+  const std::vector<PairRows> rows = GroupRowsByPair(flows, results.job_of);
+  std::vector<PairTransfers> transfers(rows.size());
+  results.pairs.resize(rows.size());
+  ParallelFor(rows.size(), options.threads, [&](size_t i) {
+    transfers[i] = BuildTransfers(flows, rows[i], options.pairs.transfers);
+    results.pairs[i] = ClassifyPair(rows[i], transfers[i], options.pairs);
+  });
+  const size_t refined = RefinePairs(&results.pairs, flows.endpoints().size());
+  std::vector<int> tp_of_job(results.jobs.size());
+  for (size_t j = 0; j < results.jobs.size(); ++j) {
+    tp_of_job[j] = InferTensorParallel(static_cast<int>(j), results.pairs, ctx, results.jobs[j]);
+    results.jobs[j].layout.tp = tp_of_job[j];
+  }
+  const DpGroupSteps groups =
+      FindDpGroupSteps(results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
+                       options.timelines.tail_guard_steps, options.timelines.steps);
+  MeasurePpPairs(&results.pairs, transfers, groups);
+
+  std::vector<int> stage_of(flows.endpoints().size(), -1);
+  for (size_t j = 0; j < results.jobs.size(); ++j)
+    InferLayout(static_cast<int>(j), results.pairs, flows.endpoints(), ctx, &results.jobs[j],
+                &stage_of);
+  std::vector<std::vector<Timeline>> per_job(results.jobs.size());
+  ParallelFor(results.jobs.size(), options.threads, [&](size_t j) {
+    per_job[j] = BuildTimelines(static_cast<int>(j), results.jobs[j], results.pairs, transfers,
+                                stage_of, window_end_ns, options.timelines);
+  });
+  for (auto& v : per_job)
+    for (auto& t : v) results.timelines.push_back(std::move(t));
+
+  if (stats != nullptr) {
+    stats->hubs = jr.hubs.size();
+    stats->non_gpu_endpoints = jr.non_gpu_endpoints;
+    stats->pairs = results.pairs.size();
+    stats->refined_pairs = refined;
+  }
+  return results;
+}
+
+}  // namespace prism::analysis

@@ -1,0 +1,35 @@
+// File: analysis/analyze.h
+// The whole analysis of one window (SPEC.md §3.1-3.3): jobs, pair labels, layouts, timelines.
+// A pure function of the window's records and the topology; batch and service share it.
+#pragma once
+
+#include "analysis/analysis_results.h"
+#include "analysis/classify/pair_classifier.h"
+#include "analysis/endpoint_context.h"
+#include "analysis/jobs/job_recognition.h"
+#include "analysis/timeline/timeline_builder.h"
+#include "flow/flow_table.h"
+
+namespace prism::analysis {
+
+struct AnalysisOptions {
+  JobRecognitionOptions jobs;
+  PairClassifierOptions pairs;
+  TimelineOptions timelines;
+  int threads = 1;  // independent pairs and jobs in parallel
+};
+
+struct AnalysisStats {
+  size_t hubs = 0;
+  size_t non_gpu_endpoints = 0;
+  size_t pairs = 0;
+  size_t refined_pairs = 0;
+};
+
+// `flows` must be sorted by start (FlowTable::SortByStart).
+// `window_end_ns` bounds the data: the last step activity too close to it is not trusted.
+AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx,
+                        int64_t window_end_ns, const AnalysisOptions& options,
+                        AnalysisStats* stats);
+
+}  // namespace prism::analysis

@@ -1,0 +1,49 @@
+// File: analysis/classify/transfers.h
+// A GPU pair's records, grouped into transfers. What one record stands for depends on the source
+// (one RDMA message, a QP's packets until an exporter timeout, one channel's share of a
+// collective), so records of one direction that start within `group_ns` of each other — the QPs
+// of one send, the channels of one ring step — become one transfer with their bytes summed. Small
+// control writes (NCCL clear-to-send, ready notifications) are counted, not transfers.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/name_table.h"
+#include "flow/flow_table.h"
+
+namespace prism::analysis {
+
+struct TransferOptions {
+  uint64_t control_max_bytes = 4096;  // one MTU: a record this small carries no tensor data
+  int64_t group_ns = 50'000;
+};
+
+struct Transfer {
+  int64_t start_ns = 0, end_ns = 0;
+  uint64_t bytes = 0;
+  uint32_t records = 0;
+  bool from_a = true;  // direction: a -> b (a is the pair's lower address)
+};
+
+// The rows of one unordered GPU pair of one job, in time order.
+struct PairRows {
+  EndpointId a = 0, b = 0;
+  int job = -1;
+  std::vector<flow::RowId> rows;
+};
+
+// Rows of every pair whose two endpoints belong to the same job, grouped by pair; pairs ordered
+// by (a, b) address.
+std::vector<PairRows> GroupRowsByPair(const flow::FlowTable& flows, const std::vector<int>& job_of);
+
+struct PairTransfers {
+  std::vector<Transfer> transfers;  // by start
+  uint32_t data_records = 0;
+  uint32_t control_records = 0;
+};
+
+PairTransfers BuildTransfers(const flow::FlowTable& flows, const PairRows& pair,
+                             const TransferOptions& options);
+
+}  // namespace prism::analysis

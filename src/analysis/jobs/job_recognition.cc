@@ -1,0 +1,110 @@
+#include "analysis/jobs/job_recognition.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "analysis/jobs/union_find.h"
+
+namespace prism::analysis {
+
+std::vector<uint64_t> DistinctPairs(std::span<const EndpointId> src,
+                                    std::span<const EndpointId> dst) {
+  std::vector<uint64_t> keys(src.size());
+  for (size_t i = 0; i < src.size(); ++i) keys[i] = PairKey(src[i], dst[i]);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+JobRecognition RecognizeJobs(std::span<const uint64_t> pair_keys, const EndpointTable& endpoints,
+                             const EndpointContext& ctx, const JobRecognitionOptions& options) {
+  const size_t n = endpoints.size();
+  JobRecognition out;
+  out.job_of.assign(n, -1);
+  for (size_t e = 0; e < n; ++e) out.non_gpu_endpoints += !ctx.is_gpu[e];
+
+  // Peers of each GPU endpoint among GPU endpoints.
+  std::vector<uint32_t> degree(n, 0);
+  auto gpu_pair = [&](uint64_t key) {
+    EndpointId a = EndpointId(key >> 32), b = EndpointId(key);
+    return a != b && ctx.is_gpu[a] && ctx.is_gpu[b];
+  };
+  for (uint64_t key : pair_keys) {
+    if (!gpu_pair(key)) continue;
+    ++degree[key >> 32];
+    ++degree[uint32_t(key)];
+  }
+  std::vector<uint8_t> candidate(n, 0);
+  for (size_t e = 0; e < n; ++e) candidate[e] = degree[e] >= options.hub_min_peers;
+
+  // Components without the hub candidates, then with the host merge.
+  UnionFind uf(n);
+  for (uint64_t key : pair_keys) {
+    EndpointId a = EndpointId(key >> 32), b = EndpointId(key);
+    if (gpu_pair(key) && !candidate[a] && !candidate[b]) uf.Union(a, b);
+  }
+  std::vector<int> first_of_host(ctx.host_names.size(), -1);
+  for (EndpointId e = 0; e < n; ++e) {
+    if (!ctx.is_gpu[e] || candidate[e]) continue;
+    int& first = first_of_host[ctx.host[e]];
+    if (first < 0) first = int(e);
+    else uf.Union(uint32_t(first), e);
+  }
+  // A candidate whose peers lie in few components is an ordinary (busy) GPU: join them.
+  std::map<EndpointId, std::set<uint32_t>> touched;
+  for (uint64_t key : pair_keys) {
+    if (!gpu_pair(key)) continue;
+    EndpointId a = EndpointId(key >> 32), b = EndpointId(key);
+    if (candidate[a] && !candidate[b]) touched[a].insert(uf.Find(b));
+    if (candidate[b] && !candidate[a]) touched[b].insert(uf.Find(a));
+  }
+  for (auto& [e, comps] : touched) {
+    if (comps.size() >= options.hub_min_components) {
+      out.hubs.push_back(e);
+      continue;
+    }
+    for (uint32_t c : comps) uf.Union(e, c);
+  }
+  std::vector<uint8_t> excluded(n, 0);
+  for (EndpointId h : out.hubs) excluded[h] = 1;
+
+  // Components with at least one GPU-GPU edge and enough GPUs become jobs.
+  std::vector<uint8_t> has_edge(n, 0);
+  for (uint64_t key : pair_keys) {
+    EndpointId a = EndpointId(key >> 32), b = EndpointId(key);
+    if (gpu_pair(key) && !excluded[a] && !excluded[b]) has_edge[a] = has_edge[b] = 1;
+  }
+  std::map<uint32_t, std::vector<EndpointId>> members;
+  for (EndpointId e = 0; e < n; ++e)
+    if (ctx.is_gpu[e] && !excluded[e] && (has_edge[e] || !candidate[e])) members[uf.Find(e)].push_back(e);
+  std::vector<std::vector<EndpointId>> comps;
+  for (auto& [root, gpus] : members) {
+    bool any_edge = std::any_of(gpus.begin(), gpus.end(), [&](EndpointId e) { return has_edge[e]; });
+    if (!any_edge || gpus.size() < options.min_gpus) continue;
+    std::sort(gpus.begin(), gpus.end(), [&](EndpointId a, EndpointId b) {
+      return endpoints.Addr(a) < endpoints.Addr(b);
+    });
+    comps.push_back(std::move(gpus));
+  }
+  std::sort(comps.begin(), comps.end(), [&](const auto& x, const auto& y) {
+    return endpoints.Addr(x.front()) < endpoints.Addr(y.front());
+  });
+  for (size_t j = 0; j < comps.size(); ++j) {
+    Job job;
+    job.id = fmt::format("job{}", j);
+    std::set<std::string> hosts;
+    for (EndpointId e : comps[j]) {
+      out.job_of[e] = int(j);
+      hosts.insert(ctx.host_names[ctx.host[e]]);
+    }
+    job.hosts.assign(hosts.begin(), hosts.end());
+    job.gpus = std::move(comps[j]);
+    out.jobs.push_back(std::move(job));
+  }
+  return out;
+}
+
+}  // namespace prism::analysis

@@ -1,0 +1,42 @@
+// File: analysis/jobs/job_recognition.h
+// SPEC.md §3.1: GPU pairs that exchange traffic are edges; union-find over them, then every GPU of
+// one host joins its host's component (NVLink traffic inside a host is invisible to switches).
+// Beyond the paper, traffic that is not training must not glue jobs together: endpoints the
+// topology marks non-GPU are left out, and "hubs" — endpoints with many peers whose peers fall
+// into several otherwise separate components (storage, monitoring) — are left out too.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "analysis/analysis_results.h"
+#include "analysis/endpoint_context.h"
+
+namespace prism::analysis {
+
+struct JobRecognitionOptions {
+  size_t hub_min_peers = 48;     // fewer peers than this: never a hub (a ring or pipeline has few)
+  size_t hub_min_components = 3; // a candidate touching this many components is a hub
+  size_t min_gpus = 2;           // smaller components are not reported as jobs
+};
+
+struct JobRecognition {
+  std::vector<Job> jobs;     // layout left empty here
+  std::vector<int> job_of;   // per endpoint: job index or -1
+  std::vector<EndpointId> hubs;
+  size_t non_gpu_endpoints = 0;
+};
+
+// `pair_keys`: the distinct communicating pairs, (min << 32 | max) of endpoint ids, sorted.
+JobRecognition RecognizeJobs(std::span<const uint64_t> pair_keys, const EndpointTable& endpoints,
+                             const EndpointContext& ctx, const JobRecognitionOptions& options);
+
+// Distinct unordered endpoint pairs of a table's src/dst columns, sorted.
+std::vector<uint64_t> DistinctPairs(std::span<const EndpointId> src, std::span<const EndpointId> dst);
+
+inline uint64_t PairKey(EndpointId a, EndpointId b) {
+  return a < b ? (uint64_t(a) << 32) | b : (uint64_t(b) << 32) | a;
+}
+
+}  // namespace prism::analysis

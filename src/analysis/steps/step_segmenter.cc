@@ -1,0 +1,132 @@
+#include "analysis/steps/step_segmenter.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace prism::analysis {
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  auto mid = v.begin() + v.size() / 2;
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
+// Prior for log intervals (ns): centred on the series' median with a weak mean (kappa0), and a
+// noise scale from the spread around the median, floored: many intervals of a burst are equal
+// (clamped to the floor), which would otherwise make every jitter look like a change.
+NormalGammaPrior IntervalPrior(const std::vector<double>& xs, const StepSegmenterOptions& options) {
+  NormalGammaPrior prior;
+  prior.mu0 = Median(xs);
+  std::vector<double> dev(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) dev[i] = std::fabs(xs[i] - prior.mu0);
+  const double sigma = std::clamp(1.4826 * Median(dev), options.min_log_sigma, options.max_log_sigma);
+  prior.kappa0 = 0.01;
+  prior.alpha0 = 1;
+  prior.beta0 = sigma * sigma;
+  return prior;
+}
+
+}  // namespace
+
+std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns,
+                                 const StepSegmenterOptions& options) {
+  std::vector<Activity> bursts;
+  const size_t n = start_ns.size();
+  if (n == 0) return bursts;
+  // xs[k] is the log idle time before transfer k + 1: from the latest end so far to its start.
+  // Idle time, not start-to-start: a long transfer (a congested bucket) is activity, not a gap.
+  std::vector<double> xs(n > 0 ? n - 1 : 0);
+  int64_t latest_end = end_ns[0];
+  for (size_t k = 0; k + 1 < n; ++k) {
+    xs[k] = std::log(double(std::max(options.min_interval_ns, start_ns[k + 1] - latest_end)));
+    latest_end = std::max(latest_end, end_ns[k + 1]);
+  }
+
+  std::vector<size_t> cuts;  // transfer indices that begin a burst (besides 0)
+  if (!xs.empty()) {
+    BocdOptions bocd = options.bocd;
+    bocd.prior = IntervalPrior(xs, options);
+    bocd.max_run_lengths = options.max_run_lengths;
+    BocdDetector detector(bocd);
+    LaggedChangeRule rule(bocd.lag, bocd.threshold);
+    const size_t w = static_cast<size_t>(bocd.lag);
+    size_t seg_begin = 0;  // first xs index fed since the last reset
+    for (size_t k = 0; k < xs.size(); ++k) {
+      detector.Step(xs[k]);
+      auto start = rule.Observe(detector);
+      if (!start) continue;
+      // The change starts at xs index seg_begin + *start; place the cut on the largest interval
+      // within the lag window around it.
+      size_t s = seg_begin + *start;
+      size_t lo = s > w ? s - w : 0, hi = std::min(xs.size() - 1, s + w);
+      lo = std::max(lo, seg_begin);
+      size_t best = lo;
+      for (size_t i = lo; i <= hi; ++i)
+        if (xs[i] > xs[best]) best = i;
+      std::vector<double> before(xs.begin() + seg_begin, xs.begin() + best);
+      double typical = before.empty() ? -INFINITY : Median(before);
+      if (before.empty() || xs[best] - typical < std::log(options.min_cut_ratio)) continue;
+      cuts.push_back(best + 1);
+      // Restart on the points after the cut; re-feed those already consumed.
+      seg_begin = best + 1;
+      detector.Reset();
+      rule.Reset();
+      k = best;  // the loop's ++k feeds xs[best + 1] next
+    }
+  }
+  size_t first = 0;
+  cuts.push_back(n);
+  for (size_t c : cuts) {
+    if (c <= first) continue;
+    Activity a{first, c - 1, start_ns[first], start_ns[first]};
+    for (size_t i = first; i < c; ++i) a.end_ns = std::max(a.end_ns, end_ns[i]);
+    bursts.push_back(a);
+    first = c;
+  }
+  return bursts;
+}
+
+int64_t StepGapThreshold(const std::vector<Activity>& bursts, const StepSegmenterOptions& options) {
+  if (bursts.size() < 2) return INT64_MAX;
+  std::vector<double> log_gap(bursts.size() - 1);
+  for (size_t i = 0; i + 1 < bursts.size(); ++i)
+    log_gap[i] = std::log(double(std::max(options.min_interval_ns,
+                                          bursts[i + 1].start_ns - bursts[i].end_ns)));
+  std::sort(log_gap.begin(), log_gap.end());
+  double best_jump = std::log(options.min_step_gap_ratio);
+  double threshold = NAN;
+  for (size_t i = 0; i + 1 < log_gap.size(); ++i) {
+    const double jump = log_gap[i + 1] - log_gap[i];
+    if (jump >= best_jump) {
+      best_jump = jump;
+      threshold = (log_gap[i] + log_gap[i + 1]) / 2;
+    }
+  }
+  // No two classes: every gap between bursts is a step gap.
+  if (std::isnan(threshold)) threshold = log_gap.front() - std::log(options.min_step_gap_ratio) / 2;
+  return static_cast<int64_t>(std::exp(threshold));
+}
+
+std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
+                                   std::span<const int64_t> end_ns,
+                                   const StepSegmenterOptions& options) {
+  std::vector<Activity> steps;
+  if (start_ns.empty()) return steps;
+  const int64_t threshold = StepGapThreshold(FindBursts(start_ns, end_ns, options), options);
+  Activity cur{0, 0, start_ns[0], end_ns[0]};
+  for (size_t i = 1; i < start_ns.size(); ++i) {
+    if (start_ns[i] - cur.end_ns > threshold) {
+      steps.push_back(cur);
+      cur = Activity{i, i, start_ns[i], end_ns[i]};
+      continue;
+    }
+    cur.last = i;
+    cur.end_ns = std::max(cur.end_ns, end_ns[i]);
+  }
+  steps.push_back(cur);
+  return steps;
+}
+
+}  // namespace prism::analysis

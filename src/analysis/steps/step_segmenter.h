@@ -1,0 +1,62 @@
+// File: analysis/steps/step_segmenter.h
+// Cuts a time-ordered sequence of transfers into training steps (SPEC.md §3.2 step 2, §3.3).
+//
+// Two stages, both documented in docs/stats.md:
+//  1. Bursts: BOCD (analysis/changepoint) on the log idle times between transfers (from the latest
+//     end so far to the next start, floored), with the lagged-mass rule. The detector is reset after every cut, so a run never spans two bursts and
+//     the next long gap is as surprising as the first (on a periodic on/off signal an unreset
+//     detector learns the long gaps as part of one bimodal regime and stops firing). A detection is
+//     placed on the largest interval within the lag window around it, and kept only if that
+//     interval is at least `min_cut_ratio` times the burst's median interval.
+//  2. Steps: the idle gaps between bursts are split in two classes at the largest jump of their
+//     sorted logarithms (if the jump is at least `min_step_gap_ratio`; otherwise every gap between
+//     bursts is a step gap). Then one pass over the transfers starts a new step wherever the idle
+//     time exceeds that threshold. This joins a ring all-reduce's buckets, or ZeRO's reduce-scatter
+//     and all-gather, into one step, and a step gap the detector missed is still a step gap.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "analysis/changepoint/bocd.h"
+
+namespace prism::analysis {
+
+inline BocdOptions DefaultIntervalBocd() {
+  BocdOptions o;
+  o.hazard = 0.2;  // bursts are short: a few to a few hundred transfers
+  return o;
+}
+
+struct StepSegmenterOptions {
+  BocdOptions bocd = DefaultIntervalBocd();  // prior is set per series; hazard / lag / threshold used
+  int64_t min_interval_ns = 1'000;  // intervals are clamped to this before the log
+  double min_cut_ratio = 4.0;
+  double min_step_gap_ratio = 3.0;
+  size_t max_run_lengths = 32;      // bounds BOCD cost per point
+  double min_log_sigma = 0.3;       // prior noise scale of log intervals, clamped to this range
+  double max_log_sigma = 0.5;
+};
+
+// Index range [first, last] of the transfers of one step's activity, with its time span.
+struct Activity {
+  size_t first = 0, last = 0;
+  int64_t start_ns = 0, end_ns = 0;  // first start, last end
+};
+
+// Bursts of activity: `start_ns` ascending, `end_ns` aligned with it.
+std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns,
+                                 const StepSegmenterOptions& options);
+
+// The idle gap (ns) above which a gap between bursts separates steps (see above).
+int64_t StepGapThreshold(const std::vector<Activity>& bursts, const StepSegmenterOptions& options);
+
+// Per-step activities: transfers in order, a new step wherever the idle time since the latest end
+// so far exceeds StepGapThreshold(FindBursts(...)) — also where BOCD missed the cut.
+std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
+                                   std::span<const int64_t> end_ns,
+                                   const StepSegmenterOptions& options);
+
+}  // namespace prism::analysis

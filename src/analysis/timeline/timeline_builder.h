@@ -1,0 +1,32 @@
+// File: analysis/timeline/timeline_builder.h
+// SPEC.md §3.3: every GPU's step-by-step timeline. The DP activity at the end of each step marks
+// its boundary. A stage's GPUs share their boundaries (the DP rings of one stage run in lockstep
+// and their optimizer follows), so the DP transfers of the whole stage are cut into step
+// activities together (analysis/steps), which is robust to a lost record or a quiet ring; a step
+// runs from the end of one DP activity to the end of the next. Inside a step, PP transfers towards
+// the later stage are forward (activations) and the others backward (gradients); the gaps before
+// a GPU's own PP sends are its compute; what remains besides the DP phase is pipeline bubble.
+#pragma once
+
+#include <vector>
+
+#include "analysis/analysis_results.h"
+#include "analysis/classify/transfers.h"
+#include "analysis/steps/step_segmenter.h"
+
+namespace prism::analysis {
+
+struct TimelineOptions {
+  StepSegmenterOptions steps;
+  // The last DP activity is dropped when it ends closer than this share of a step to the window
+  // end: the rest of its burst may lie beyond the window.
+  double tail_guard_steps = 0.25;
+};
+
+// `pair_transfers[i]` are the transfers of `pairs[i]`; `stage_of` per endpoint.
+std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::vector<Pair>& pairs,
+                                     const std::vector<PairTransfers>& pair_transfers,
+                                     const std::vector<int>& stage_of, int64_t window_end_ns,
+                                     const TimelineOptions& options);
+
+}  // namespace prism::analysis

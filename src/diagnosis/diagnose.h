@@ -1,0 +1,40 @@
+// File: diagnosis/diagnose.h
+// SPEC.md §3.4: k-sigma rules over step durations, per-GPU compute gaps, DP-group durations and
+// per-switch / per-link bandwidth, with a minimum effect size and persistence so that thousands of
+// healthy GPU-steps do not raise alerts by chance. Rules and defaults: docs/diagnosis.md.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis_results.h"
+#include "analysis/endpoint_context.h"
+#include "core/name_table.h"
+#include "diagnosis/finding.h"
+#include "flow/flow_table.h"
+
+namespace prism::diagnosis {
+
+struct DiagnosisOptions {
+  double k = 3.0;                 // sigma multiplier
+  double min_step_effect = 0.05;  // a slow step is at least 5% over baseline
+  double min_gpu_effect = 0.10;   // a straggler's compute gaps are at least 10% over its peers
+  double min_bw_drop = 0.30;      // a degraded switch / link loses at least 30% of bandwidth
+  int persist_units = 2;          // consecutive steps / bins before a warning
+  int64_t bw_bin_ns = 5'000'000'000;
+};
+
+// Healthy baselines carried across windows, keyed by job (its lowest GPU address).
+struct Baseline {
+  double median = 0, sigma = 0;
+  int samples = 0;
+};
+using BaselineStore = std::map<std::string, Baseline>;
+
+std::vector<Finding> Diagnose(const flow::FlowTable& flows, const PointTable& points,
+                              const analysis::EndpointContext& ctx,
+                              const analysis::AnalysisResults& results,
+                              const DiagnosisOptions& options, BaselineStore* baselines);
+
+}  // namespace prism::diagnosis

@@ -1,0 +1,54 @@
+// File: flow/flow_table.h
+// Append-only columnar store of the records of one analysis window, with endpoints interned to
+// dense ids. Sources write into it through FlowSink; analysis reads the columns. Rows are sorted
+// by start time once loading is done (SortByStart), so every later stage can scan in time order.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/flow_record.h"
+#include "core/name_table.h"
+
+namespace prism::flow {
+
+using RowId = uint32_t;
+
+class FlowTable : public FlowSink {
+ public:
+  void OnRecord(const FlowRecord& r) override;
+  void Reserve(size_t rows);
+  // Sorts every column by (start_ns, end_ns, src, dst); stable for equal keys.
+  void SortByStart();
+
+  size_t size() const { return start_ns_.size(); }
+  bool empty() const { return start_ns_.empty(); }
+
+  std::span<const int64_t> start_ns() const { return start_ns_; }
+  std::span<const int64_t> end_ns() const { return end_ns_; }
+  std::span<const EndpointId> src() const { return src_; }
+  std::span<const EndpointId> dst() const { return dst_; }
+  std::span<const uint64_t> bytes() const { return bytes_; }
+  std::span<const uint32_t> qp() const { return qp_; }
+  std::span<const PointId> point() const { return point_; }
+  std::span<const uint32_t> sampling_rate() const { return sampling_rate_; }
+
+  const EndpointTable& endpoints() const { return endpoints_; }
+  EndpointTable& endpoints() { return endpoints_; }
+
+  int64_t min_start_ns() const { return min_start_ns_; }
+  int64_t max_end_ns() const { return max_end_ns_; }
+
+ private:
+  EndpointTable endpoints_;
+  std::vector<int64_t> start_ns_, end_ns_;
+  std::vector<EndpointId> src_, dst_;
+  std::vector<uint64_t> bytes_;
+  std::vector<uint32_t> qp_;
+  std::vector<PointId> point_;
+  std::vector<uint32_t> sampling_rate_;
+  int64_t min_start_ns_ = INT64_MAX, max_end_ns_ = INT64_MIN;
+};
+
+}  // namespace prism::flow
