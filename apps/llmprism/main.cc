@@ -4,13 +4,18 @@
 #include <fmt/format.h>
 
 // One Register*Command per *_cmd.cc: adds its subcommand to `app`; the subcommand's callback runs
-// during parse and stores the process exit code (0 ok, 2 unusable input) in *exit_code.
+// during parse and stores the process exit code in *exit_code (0 ok, 1 input problems counted,
+// 2 unusable input or arguments).
+void RegisterSimulateCommand(CLI::App& app, int* exit_code);
+void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
 void RegisterEvalCommand(CLI::App& app, int* exit_code);
 
 int main(int argc, char** argv) {
   CLI::App app{"llmprism: diagnose LLM training jobs from switch-level flow records"};
   app.require_subcommand(1);
   int exit_code = 0;
+  RegisterSimulateCommand(app, &exit_code);
+  RegisterAnalyzeCommand(app, &exit_code);
   RegisterEvalCommand(app, &exit_code);
   try {
     app.parse(argc, argv);

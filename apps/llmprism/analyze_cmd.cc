@@ -1,0 +1,286 @@
+// File: apps/llmprism/analyze_cmd.cc
+// `llmprism analyze INPUT... [--topology FILE] [--window SECONDS] [--report FILE.json] [--k K]`:
+// reads flow CSV and IPFIX files (the format of each is detected from its first bytes, zstd or
+// not), cuts the records into windows, runs analysis and diagnosis on each window, merges the
+// windows into one report (output/report.h), writes it as JSON when asked and prints the summary.
+// Exit codes (ARCHITECTURE.md): 0 ok; 1 analysis ran but input records were skipped as bad;
+// 2 unusable input or arguments, with a message on stderr naming the file.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "analysis/analyze.h"
+#include "analysis/endpoint_context.h"
+#include "core/name_table.h"
+#include "core/stats.h"
+#include "core/status.h"
+#include "core/topology.h"
+#include "diagnosis/diagnose.h"
+#include "flow/flow_table.h"
+#include "io/flow_csv.h"
+#include "io/input_kind.h"
+#include "io/ipfix_file.h"
+#include "io/topology_csv.h"
+#include "output/report.h"
+#include "output/report_json.h"
+#include "output/text_summary.h"
+
+namespace {
+
+using prism::ErrorCode;
+using prism::MakeError;
+using prism::Status;
+using prism::StatusOr;
+
+struct AnalyzeArgs {
+  std::vector<std::string> inputs;
+  std::string topology;
+  double window_s = 60;
+  std::string report;
+  double k = 3;
+  int threads = 1;
+  bool pp_events = false;
+};
+
+constexpr const char* kExpected =
+    "expected an IPFIX file (message header version 10) or a flow CSV whose header names "
+    "src,dst,start_ns,end_ns,bytes";
+
+// Reads one input into `table`, choosing the reader from the file's first bytes.
+StatusOr<uint64_t> ReadInput(const std::string& path, prism::flow::FlowTable* table,
+                             prism::PointTable* points, prism::Stats* stats,
+                             prism::io::InputKind* kind_out) {
+  using prism::io::InputKind;
+  std::string head;
+  PRISM_ASSIGN_OR_RETURN(InputKind kind, prism::io::SniffInputKind(path, &head));
+  *kind_out = kind;
+  switch (kind) {
+    case InputKind::kFlowCsv:
+      return prism::io::ReadFlowCsv(path, table, points, stats);
+    case InputKind::kIpfix:
+      return prism::io::ReadIpfixFile(path, table, points, stats);
+    case InputKind::kTopologyCsv:
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "{}: this is a topology CSV (header names ip and host), not flow records; "
+                       "pass it with --topology",
+                       path);
+    case InputKind::kNetflowV5:
+    case InputKind::kNetflowV9:
+    case InputKind::kPcap:
+    case InputKind::kPcapng:
+      return MakeError(ErrorCode::kInvalidArgument, "{}: {} input is not supported yet; {}", path,
+                       prism::io::InputKindName(kind), kExpected);
+    case InputKind::kEmpty:
+      return MakeError(ErrorCode::kDataLoss, "{}: no data ({}); {}", path, head, kExpected);
+    case InputKind::kUnknown:
+      break;
+  }
+  return MakeError(ErrorCode::kDataLoss, "{}: unknown input format: {}; got {}", path, kExpected,
+                   head);
+}
+
+// Rows [lo, hi) of the sorted table whose starts fall in [start_ns, end_ns).
+struct WindowCut {
+  int64_t start_ns = 0, end_ns = 0;
+  size_t lo = 0, hi = 0;
+};
+
+// Windows of `window_ns` aligned at the earliest start; empty windows are skipped. A last window
+// holding less than a tenth of a window of data joins the window before it (when adjacent): the
+// few seconds by which a capture overruns a whole number of windows are too little to analyse
+// alone, and a sliver of a job would only add a spurious partial job to the report.
+std::vector<WindowCut> CutWindows(const prism::flow::FlowTable& table, int64_t window_ns) {
+  std::vector<WindowCut> cuts;
+  auto starts = table.start_ns();
+  const size_t n = starts.size();
+  if (n == 0) return cuts;
+  const int64_t t0 = starts[0];
+  size_t lo = 0;
+  while (lo < n) {
+    int64_t k = (starts[lo] - t0) / window_ns;
+    WindowCut cut;
+    cut.start_ns = t0 + k * window_ns;
+    cut.end_ns = cut.start_ns + window_ns;
+    cut.lo = lo;
+    cut.hi = static_cast<size_t>(std::lower_bound(starts.begin() + static_cast<ptrdiff_t>(lo),
+                                                  starts.end(), cut.end_ns) -
+                                 starts.begin());
+    cuts.push_back(cut);
+    lo = cut.hi;
+  }
+  if (cuts.size() >= 2) {
+    WindowCut& last = cuts.back();
+    WindowCut& prev = cuts[cuts.size() - 2];
+    if (prev.end_ns == last.start_ns && starts[n - 1] - last.start_ns < window_ns / 10) {
+      prev.end_ns = starts[n - 1] + 1;
+      prev.hi = last.hi;
+      cuts.pop_back();
+    }
+  }
+  return cuts;
+}
+
+// Copies rows [lo, hi) of `all` into a table of their own (endpoint ids are per table).
+prism::flow::FlowTable CopyRows(const prism::flow::FlowTable& all, size_t lo, size_t hi) {
+  prism::flow::FlowTable w;
+  w.Reserve(hi - lo);
+  const prism::EndpointTable& endpoints = all.endpoints();
+  for (size_t r = lo; r < hi; ++r) {
+    prism::FlowRecord rec;
+    rec.start_ns = all.start_ns()[r];
+    rec.end_ns = all.end_ns()[r];
+    rec.src = endpoints.Addr(all.src()[r]);
+    rec.dst = endpoints.Addr(all.dst()[r]);
+    rec.bytes = all.bytes()[r];
+    rec.qp = all.qp()[r];
+    rec.point = all.point()[r];
+    rec.sampling_rate = all.sampling_rate()[r];
+    w.OnRecord(rec);
+  }
+  w.SortByStart();  // ties are broken by endpoint id, which differs from `all`'s
+  return w;
+}
+
+uint64_t CountNonGpuRecords(const prism::flow::FlowTable& w,
+                            const prism::analysis::EndpointContext& ctx) {
+  uint64_t n = 0;
+  auto src = w.src();
+  auto dst = w.dst();
+  for (size_t r = 0; r < w.size(); ++r) {
+    if (!ctx.is_gpu[src[r]] || !ctx.is_gpu[dst[r]]) ++n;
+  }
+  return n;
+}
+
+std::string Rel(int64_t ns, int64_t origin_ns) {
+  return fmt::format("+{:.1f}s", static_cast<double>(ns - origin_ns) / 1e9);
+}
+
+int RunAnalyze(const AnalyzeArgs& args) {
+  auto fail = [](const prism::Error& e) {
+    fmt::print(stderr, "llmprism analyze: {}\n", e.message);
+    return 2;
+  };
+  const int64_t window_ns = std::llround(args.window_s * 1e9);
+  if (window_ns < 1'000'000) {
+    return fail({ErrorCode::kInvalidArgument, "--window must be at least 0.001 seconds"});
+  }
+  prism::Stats stats;
+
+  std::optional<prism::Topology> topology;
+  if (!args.topology.empty()) {
+    auto topo = prism::io::ReadTopologyCsv(args.topology, &stats);
+    if (!topo) return fail(topo.error());
+    topology = std::move(*topo);
+  }
+  const prism::Topology* topo = topology ? &*topology : nullptr;
+
+  prism::PointTable points;
+  prism::flow::FlowTable all;
+  prism::output::ReportBuilder builder(args.window_s);
+  for (const std::string& path : args.inputs) {
+    prism::io::InputKind kind = prism::io::InputKind::kUnknown;
+    auto n = ReadInput(path, &all, &points, &stats, &kind);
+    if (!n) return fail(n.error());
+    builder.AddSource(path, prism::io::InputKindName(kind), *n);
+  }
+  if (all.empty()) {
+    return fail({ErrorCode::kDataLoss, fmt::format("no usable flow record in {}",
+                                                   fmt::join(args.inputs, ", "))});
+  }
+  all.SortByStart();
+
+  prism::analysis::AnalysisOptions analysis_options;
+  analysis_options.threads = args.threads;
+  prism::diagnosis::DiagnosisOptions diagnosis_options;
+  diagnosis_options.k = args.k;
+  prism::diagnosis::BaselineStore baselines;  // carried across windows
+
+  const int64_t origin_ns = all.start_ns()[0];
+  for (const WindowCut& cut : CutWindows(all, window_ns)) {
+    prism::flow::FlowTable window = CopyRows(all, cut.lo, cut.hi);
+    prism::analysis::EndpointContext ctx =
+        prism::analysis::BuildEndpointContext(window.endpoints(), topo);
+    stats.Add(prism::Stat::records_non_gpu, CountNonGpuRecords(window, ctx));
+    prism::analysis::AnalysisStats analysis_stats;
+    prism::analysis::AnalysisResults results =
+        prism::analysis::Analyze(window, ctx, cut.end_ns, analysis_options, &analysis_stats);
+    std::vector<prism::diagnosis::Finding> findings = prism::diagnosis::Diagnose(
+        window, points, ctx, results, diagnosis_options, &baselines);
+    if (results.jobs.empty()) {
+      fmt::print(stderr, "llmprism analyze: warning: window {} to {} ({} records) has no job\n",
+                 Rel(cut.start_ns, origin_ns), Rel(cut.end_ns, origin_ns), window.size());
+    }
+    prism::output::WindowInput input;
+    input.start_ns = cut.start_ns;
+    input.end_ns = cut.end_ns;
+    input.flows = &window;
+    input.context = &ctx;
+    input.results = &results;
+    input.findings = &findings;
+    builder.AddWindow(input);
+  }
+  builder.SetInputStats(stats);
+  prism::output::Report report = builder.Build();
+
+  if (!args.report.empty()) {
+    std::ofstream out(args.report, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      return fail({ErrorCode::kInvalidArgument,
+                   fmt::format("{}: cannot open the report for writing", args.report)});
+    }
+    prism::output::ReportJsonOptions json_options;
+    json_options.pp_events = args.pp_events;
+    auto written = prism::output::WriteReportJson(report, &out, json_options);
+    out.close();
+    if (!written || !out) {
+      return fail({ErrorCode::kDataLoss, fmt::format("{}: cannot write the report", args.report)});
+    }
+  }
+  fmt::print("{}", prism::output::FormatSummary(report, isatty(STDOUT_FILENO) == 1));
+  std::fflush(stdout);
+
+  if (uint64_t skipped = stats.SkippedTotal(); skipped > 0) {
+    fmt::print(stderr, "llmprism analyze: {} input records or rows were skipped as bad\n", skipped);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "analyze", "Recognise jobs, layouts and step timelines, and diagnose them, from flow records");
+  cmd->add_option("inputs", args->inputs,
+                  "Flow CSV or IPFIX files (format detected from the content; .zst is fine)")
+      ->required();
+  cmd->add_option("--topology", args->topology, "Topology CSV: ip,host,gpu,leaf[,kind]");
+  cmd->add_option("--window", args->window_s,
+                  "Analysis window in seconds, aligned at the earliest record (a last window "
+                  "shorter than a tenth of this joins the one before)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--report", args->report, "Write the report JSON here (docs/report-schema.md)");
+  cmd->add_option("--k", args->k, "Diagnosis sigma multiplier")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", args->threads, "Analyse independent jobs / pairs in parallel")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--pp-events", args->pp_events,
+                "Include per-step pipeline events in the report's timelines (much larger)");
+  cmd->callback([args, exit_code] { *exit_code = RunAnalyze(*args); });
+}

@@ -1,0 +1,188 @@
+// File: output/report.h
+// The report of one `llmprism analyze` run: every analysis window's jobs, pair labels, timelines and
+// findings merged into one document with GPUs named by address, plus the input counters. Analysis
+// and diagnosis work window by window on dense endpoint ids; ReportBuilder turns each window's
+// results into addresses and merges them; report_json.h and text_summary.h render the finished
+// Report (docs/report-schema.md). Sits after diagnosis, before apps.
+//
+// Merging across windows (the report covers the whole input):
+//   - a job keeps its identity when its GPU set equals a job of an earlier window; layout and hosts
+//     come from the latest window where the layout was consistent (else the latest window);
+//   - timelines are keyed by (GPU, job): steps of later windows are appended, sorted by start;
+//   - pairs are keyed by (a, b): the latest window's label wins, except that "unknown" never
+//     replaces a known label (a window that saw too little of a pair should not erase what another
+//     one established);
+//   - findings are appended;
+//   - job ids are assigned once, in Build(): "job<k>" with k in order of each job's lowest GPU
+//     address (then earliest window), so a one-window report numbers jobs as Analyze() does.
+// "Latest" is by window start, so windows may be added in any order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/analysis_results.h"
+#include "analysis/endpoint_context.h"
+#include "core/ip_addr.h"
+#include "core/stats.h"
+#include "diagnosis/finding.h"
+#include "flow/flow_table.h"
+
+namespace prism::output {
+
+struct ReportPpEvent {
+  int64_t start_ns = 0, end_ns = 0;
+  IpAddr peer;
+  bool forward = true;   // activation (to the later stage) or gradient (to the earlier)
+  bool outgoing = true;  // sent by the timeline's GPU
+};
+
+struct ReportStep {
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t dp_start_ns = 0, dp_end_ns = 0;
+  int64_t compute_ns = 0, bubble_ns = 0;
+  std::vector<ReportPpEvent> pp_events;
+};
+
+struct ReportLayout {
+  int dp = 0, pp = 0, tp = 0, microbatches = 0;
+  bool consistent = false;
+  std::vector<std::vector<IpAddr>> stages;  // stage 0 first; each stage in address order
+};
+
+// Over every (GPU, step) of the job's timelines; `steps` is the most steps any one GPU has.
+struct StepTimeSummary {
+  double median_s = 0, p99_s = 0;
+  size_t steps = 0;
+};
+
+struct ReportJob {
+  std::string id;
+  std::vector<IpAddr> gpus;             // address order
+  std::vector<std::string> hosts;       // sorted
+  std::map<IpAddr, std::string> host_of;  // GPU -> host name (from the topology; else its address)
+  ReportLayout layout;
+  StepTimeSummary step_time;
+  size_t windows = 0;  // analysis windows the job was recognised in
+};
+
+struct ReportPair {
+  IpAddr a, b;  // a < b
+  std::string job;  // empty when the pair belongs to no job
+  analysis::PairLabel label = analysis::PairLabel::kUnknown;
+  analysis::PairEvidence evidence;
+};
+
+struct ReportTimeline {
+  IpAddr gpu;
+  std::string job;
+  int stage = -1;
+  std::vector<ReportStep> steps;  // by start
+};
+
+struct ReportFinding {
+  std::string kind;
+  diagnosis::Severity severity = diagnosis::Severity::kInfo;
+  std::string job;  // empty for none
+  std::vector<IpAddr> gpus;            // address order
+  std::vector<std::string> switches;   // sorted
+  int64_t start_ns = 0, end_ns = 0;
+  std::string metric;
+  double value = 0, baseline = 0, sigma = 0;
+  int units = 0;
+  diagnosis::Cause cause = diagnosis::Cause::kUnknown;
+  std::string summary;
+};
+
+struct ReportWindow {
+  int64_t start_ns = 0, end_ns = 0;
+  int64_t records_start_ns = 0, records_end_ns = 0;  // earliest start, latest end of its records
+  uint64_t records = 0;
+  size_t jobs = 0;
+  size_t findings = 0;
+};
+
+struct ReportSource {
+  std::string path;
+  std::string format;  // "csv", "ipfix"
+  uint64_t records = 0;
+};
+
+struct Report {
+  double window_s = 0;                  // configured window length
+  int64_t start_ns = 0, end_ns = 0;     // first window start, last window end
+  std::vector<ReportWindow> windows;    // by start
+  std::vector<ReportSource> sources;    // in the order given
+  std::vector<ReportJob> jobs;          // by id number (job0, job1, ...)
+  std::vector<ReportPair> pairs;        // by (a, b)
+  std::vector<ReportTimeline> timelines;  // by (gpu, job number)
+  std::vector<ReportFinding> findings;  // by (start, kind, job, gpus, switches, metric, end)
+  Stats input;
+};
+
+// What one analysis window hands to the builder. Pointers are borrowed for the AddWindow() call only.
+struct WindowInput {
+  int64_t start_ns = 0, end_ns = 0;
+  const flow::FlowTable* flows = nullptr;                   // required: endpoint id -> address
+  const analysis::EndpointContext* context = nullptr;       // optional: GPU -> host name
+  const analysis::AnalysisResults* results = nullptr;       // required
+  const std::vector<diagnosis::Finding>* findings = nullptr;  // optional
+};
+
+class ReportBuilder {
+ public:
+  explicit ReportBuilder(double window_s = 60) : window_s_(window_s) {}
+
+  // Windows may come in any order; Build() sorts them.
+  void AddWindow(const WindowInput& window);
+  void AddSource(std::string path, std::string format, uint64_t records);
+  // The counters shown under "input" (replaces any earlier call).
+  void SetInputStats(const Stats& stats) { stats_ = stats; }
+
+  Report Build() const;
+
+ private:
+  struct JobAcc {
+    std::vector<IpAddr> gpus;  // address order: the identity key
+    std::vector<std::string> hosts;
+    std::map<IpAddr, std::string> host_of;
+    ReportLayout layout;
+    size_t windows = 0;
+    int64_t first_start_ns = 0;   // earliest window the job was seen in
+    int64_t layout_start_ns = 0;  // window the layout and hosts come from
+  };
+  struct PairAcc {
+    size_t job = kNoJob;
+    analysis::PairLabel label = analysis::PairLabel::kUnknown;
+    analysis::PairEvidence evidence;
+    int64_t start_ns = 0;  // window the label comes from
+  };
+  struct TimelineAcc {
+    int stage = -1;
+    int64_t stage_start_ns = INT64_MIN;
+    std::vector<ReportStep> steps;
+  };
+  struct FindingAcc {
+    size_t job = kNoJob;
+    ReportFinding finding;  // job filled in Build()
+  };
+  static constexpr size_t kNoJob = static_cast<size_t>(-1);
+
+  double window_s_;
+  std::vector<JobAcc> jobs_;
+  std::map<std::vector<IpAddr>, size_t> job_by_gpus_;
+  std::map<std::pair<IpAddr, IpAddr>, PairAcc> pairs_;
+  std::map<std::pair<IpAddr, size_t>, TimelineAcc> timelines_;  // (gpu, job index)
+  std::vector<FindingAcc> findings_;
+  std::vector<ReportWindow> windows_;
+  std::vector<ReportSource> sources_;
+  Stats stats_;
+};
+
+// Linear-interpolation quantile (q in [0, 1]) of unsorted values; 0 when empty.
+double Quantile(std::vector<double> values, double q);
+
+}  // namespace prism::output

@@ -1,0 +1,182 @@
+#include "output/report_json.h"
+
+#include <string>
+#include <vector>
+
+namespace prism::output {
+namespace {
+
+using nlohmann::json;
+
+json IpList(const std::vector<IpAddr>& ips) {
+  json out = json::array();
+  for (const IpAddr& ip : ips) out.push_back(ip.ToString());
+  return out;
+}
+
+// An empty job id means "no job": JSON null, which readers treat like an absent key.
+json JobRef(const std::string& id) { return id.empty() ? json(nullptr) : json(id); }
+
+json JobJson(const ReportJob& job) {
+  json stages = json::array();
+  for (const auto& stage : job.layout.stages) stages.push_back(IpList(stage));
+  return {
+      {"id", job.id},
+      {"gpus", IpList(job.gpus)},
+      {"hosts", job.hosts},
+      {"layout",
+       {{"dp", job.layout.dp},
+        {"pp", job.layout.pp},
+        {"tp", job.layout.tp},
+        {"microbatches", job.layout.microbatches},
+        {"consistent", job.layout.consistent},
+        {"stages", std::move(stages)}}},
+      {"step_time",
+       {{"median_s", job.step_time.median_s},
+        {"p99_s", job.step_time.p99_s},
+        {"steps", job.step_time.steps}}},
+      {"windows", job.windows},
+  };
+}
+
+json PairJson(const ReportPair& p) {
+  const analysis::PairEvidence& e = p.evidence;
+  return {
+      {"a", p.a.ToString()},
+      {"b", p.b.ToString()},
+      {"job", JobRef(p.job)},
+      {"label", analysis::PairLabelName(p.label)},
+      {"evidence",
+       {{"flows", e.records},
+        {"control_flows", e.control_records},
+        {"transfers", e.transfers},
+        {"steps", e.steps},
+        {"sizes_mode", e.sizes_mode},
+        {"bidirectional", e.bidirectional},
+        {"rule", e.rule}}},
+  };
+}
+
+json StepJson(const ReportStep& s, const ReportJsonOptions& options) {
+  json out = {
+      {"start_ns", s.start_ns},       {"end_ns", s.end_ns},         {"dp_start_ns", s.dp_start_ns},
+      {"dp_end_ns", s.dp_end_ns},     {"compute_ns", s.compute_ns}, {"bubble_ns", s.bubble_ns},
+  };
+  if (options.pp_events) {
+    json events = json::array();
+    for (const auto& e : s.pp_events) {
+      events.push_back({{"start_ns", e.start_ns},
+                        {"end_ns", e.end_ns},
+                        {"peer", e.peer.ToString()},
+                        {"dir", e.forward ? "fwd" : "bwd"},
+                        {"out", e.outgoing}});
+    }
+    out["pp_events"] = std::move(events);
+  }
+  return out;
+}
+
+json TimelineJson(const ReportTimeline& t, const ReportJsonOptions& options) {
+  json steps = json::array();
+  for (const auto& s : t.steps) steps.push_back(StepJson(s, options));
+  return {{"gpu", t.gpu.ToString()}, {"job", JobRef(t.job)}, {"stage", t.stage},
+          {"steps", std::move(steps)}};
+}
+
+json FindingJson(const ReportFinding& f) {
+  return {
+      {"kind", f.kind},
+      {"severity", diagnosis::SeverityName(f.severity)},
+      {"job", JobRef(f.job)},
+      {"gpus", IpList(f.gpus)},
+      {"switches", f.switches},
+      {"start_ns", f.start_ns},
+      {"end_ns", f.end_ns},
+      {"metric", f.metric},
+      {"value", f.value},
+      {"baseline", f.baseline},
+      {"sigma", f.sigma},
+      {"units", f.units},
+      {"cause", diagnosis::CauseName(f.cause)},
+      {"summary", f.summary},
+  };
+}
+
+}  // namespace
+
+json BuildReportJson(const Report& report, const ReportJsonOptions& options) {
+  json doc = json::object();
+  doc["version"] = kReportVersion;
+  doc["window"] = {
+      {"start_ns", report.start_ns}, {"end_ns", report.end_ns}, {"seconds", report.window_s}};
+
+  json windows = json::array();
+  for (const auto& w : report.windows) {
+    windows.push_back({{"start_ns", w.start_ns},
+                       {"end_ns", w.end_ns},
+                       {"records", w.records},
+                       {"records_start_ns", w.records_start_ns},
+                       {"records_end_ns", w.records_end_ns},
+                       {"jobs", w.jobs},
+                       {"findings", w.findings}});
+  }
+  doc["windows"] = std::move(windows);
+
+  json sources = json::array();
+  for (const auto& s : report.sources) {
+    sources.push_back({{"path", s.path}, {"format", s.format}, {"records", s.records}});
+  }
+  doc["sources"] = std::move(sources);
+
+  json jobs = json::array();
+  for (const auto& j : report.jobs) jobs.push_back(JobJson(j));
+  doc["jobs"] = std::move(jobs);
+
+  json pairs = json::array();
+  for (const auto& p : report.pairs) pairs.push_back(PairJson(p));
+  doc["pairs"] = std::move(pairs);
+
+  json timelines = json::array();
+  for (const auto& t : report.timelines) timelines.push_back(TimelineJson(t, options));
+  doc["timelines"] = std::move(timelines);
+
+  json findings = json::array();
+  for (const auto& f : report.findings) findings.push_back(FindingJson(f));
+  doc["findings"] = std::move(findings);
+
+  json input = json::object();
+  const auto& values = report.input.values();
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] != 0) input[kStatInfo[i].name] = values[i];
+  }
+  doc["input"] = std::move(input);
+  return doc;
+}
+
+Status WriteReportJson(const Report& report, std::ostream* out, const ReportJsonOptions& options) {
+  const json doc = BuildReportJson(report, options);
+  // Host and switch names come from input files: never let bad UTF-8 throw.
+  auto dump = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
+  *out << "{\n";
+  bool first_key = true;
+  for (const auto& [key, value] : doc.items()) {  // elements are written one by one: a big
+    if (!first_key) *out << ",\n";                // report is never held twice as text
+    first_key = false;
+    *out << dump(json(key)) << ": ";
+    if (value.is_array() && !value.empty()) {
+      *out << "[\n";
+      for (size_t i = 0; i < value.size(); ++i) {
+        *out << "  " << dump(value[i]) << (i + 1 < value.size() ? ",\n" : "\n");
+      }
+      *out << "]";
+    } else {
+      *out << dump(value);
+    }
+  }
+  *out << "\n}\n";
+  out->flush();
+  if (!*out) return MakeError(ErrorCode::kDataLoss, "cannot write the report");
+  return OkStatus();
+}
+
+}  // namespace prism::output
