@@ -16,6 +16,7 @@ std::vector<IpAddr> Addrs(const EndpointTable& endpoints, const std::vector<Endp
   out.reserve(ids.size());
   for (EndpointId id : ids) out.push_back(endpoints.Addr(id));
   std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());  // GPU lists are sets
   return out;
 }
 

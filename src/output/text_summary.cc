@@ -17,6 +17,8 @@ namespace {
 constexpr size_t kMaxHostsPerStage = 4;
 constexpr size_t kMaxStages = 6;
 constexpr size_t kMaxGpusPerFinding = 8;
+// Most findings listed; the report file has them all.
+constexpr size_t kMaxFindings = 20;
 
 class Painter {
  public:
@@ -123,6 +125,7 @@ void AppendFindings(const Report& r, const Painter& p, std::string* out) {
     if (a->severity != b->severity) return a->severity > b->severity;
     return FindingEffect(*a) > FindingEffect(*b);
   });
+  if (ranked.size() > kMaxFindings) ranked.resize(kMaxFindings);
   for (const ReportFinding* f : ranked) {
     std::string sev = diagnosis::SeverityName(f->severity);
     std::transform(sev.begin(), sev.end(), sev.begin(), [](unsigned char c) { return std::toupper(c); });
@@ -149,6 +152,10 @@ void AppendFindings(const Report& r, const Painter& p, std::string* out) {
                      Abbreviated(f->switches, kMaxGpusPerFinding));
     }
     if (!f->summary.empty()) fmt::format_to(std::back_inserter(*out), "    {}\n", f->summary);
+  }
+  if (r.findings.size() > ranked.size()) {
+    fmt::format_to(std::back_inserter(*out), "  … and {} more, less severe (all are in the report)\n",
+                   r.findings.size() - ranked.size());
   }
 }
 

@@ -117,6 +117,24 @@ TEST(TextSummary, BigJobsAreAbbreviated) {
   EXPECT_THAT(text, HasSubstr("stage9: h54,h55,h56,…(+3)"));
 }
 
+TEST(TextSummary, ListsAtMostTwentyFindings) {
+  TestWindow w(kT0, kT0 + 60 * kSec, {"10.0.0.1", "10.0.0.2"});
+  for (int i = 0; i < 25; ++i) {
+    w.AddFinding("slow_step", Severity::kWarning, -1, {"10.0.0.1", "10.0.0.1"}, kT0 + i * kSec,
+                 kT0 + (i + 1) * kSec, 1.0 + i, 1.0);
+  }
+  ReportBuilder b(60);
+  b.AddWindow(w.Input());
+  Report report = b.Build();
+  EXPECT_EQ(report.findings.size(), 25u);
+  EXPECT_EQ(report.findings[0].gpus.size(), 1u);  // duplicates from a rule collapse
+  std::string text = FormatSummary(report, false);
+  EXPECT_THAT(text, HasSubstr("Findings: 25"));
+  EXPECT_THAT(text, HasSubstr("… and 5 more, less severe"));
+  EXPECT_THAT(text, HasSubstr("+24.0s to +25.0s"));    // largest effect listed
+  EXPECT_THAT(text, Not(HasSubstr("+0.0s to +1.0s")));  // smallest effect cut
+}
+
 TEST(FindingEffect, SymmetricRatio) {
   ReportFinding f;
   f.value = 3;
