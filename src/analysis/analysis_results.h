@@ -65,7 +65,9 @@ struct TimelineStep {
   std::vector<PpEvent> pp_events;
   int64_t compute_ns = 0;                  // time attributed to computation
   int64_t bubble_ns = 0;                   // idle time waiting on peers (pipeline bubble)
-  int64_t median_op_ns = 0;                // median gap before this GPU's PP sends: one compute op
+  int64_t median_op_ns = 0;                // one compute op: the forward median, else backward
+  int64_t median_fwd_op_ns = 0;            // median gap before forward sends (0: < 2 of them)
+  int64_t median_bwd_op_ns = 0;            // median gap before backward sends
 };
 
 struct Timeline {

@@ -70,7 +70,7 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   std::vector<std::vector<Timeline>> per_job(results.jobs.size());
   ParallelFor(results.jobs.size(), options.threads, [&](size_t j) {
     per_job[j] = BuildTimelines(static_cast<int>(j), results.jobs[j], results.pairs, transfers,
-                                stage_of, window_end_ns, options.timelines);
+                                stage_of, ctx, window_end_ns, options.timelines);
   });
   for (auto& v : per_job)
     for (auto& t : v) results.timelines.push_back(std::move(t));

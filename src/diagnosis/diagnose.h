@@ -20,7 +20,8 @@ struct DiagnosisOptions {
   double k = 3.0;                 // sigma multiplier
   double min_step_effect = 0.05;  // a slow step is at least 5% over baseline
   double min_gpu_effect = 0.10;   // a straggler's compute gaps are at least 10% over its peers
-  double min_bw_drop = 0.30;      // a degraded switch / link loses at least 30% of bandwidth
+  double min_bw_drop = 0.50;      // a degraded switch / link loses at least half its bandwidth
+                                  // (ECMP collisions alone cost a link up to 40%)
   int persist_units = 2;          // consecutive steps / bins before a warning
   int64_t bw_bin_ns = 5'000'000'000;
 };

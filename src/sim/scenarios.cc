@@ -71,7 +71,7 @@ SimConfig Faults() {
   FaultConfig link;
   link.kind = FaultKind::kCongestedLink;
   link.switch_a = "leaf-p000-r2";
-  link.switch_b = "spine05";
+  link.switch_b = "auto";  // the spine job0's first pipeline connection from this leaf uses
   link.factor = 6;
   link.start_s = 30;
   link.end_s = 55;

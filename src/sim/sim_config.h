@@ -42,7 +42,8 @@ enum class FaultKind { kStraggler, kDegradedSwitch, kCongestedLink };
 struct FaultConfig {
   FaultKind kind = FaultKind::kStraggler;
   int job = 0, rank = 0;          // straggler: the slow rank of that job
-  std::string switch_a, switch_b; // degraded: switch_a; congested link: switch_a (leaf) -> switch_b (spine)
+  std::string switch_a, switch_b; // degraded: switch_a; congested link: switch_a (leaf) -> switch_b
+                                  // (spine; "auto": the spine a pipeline connection from the leaf uses)
   double factor = 1.5;            // compute x factor, or bandwidth / factor
   double start_s = 0, end_s = 0;  // relative to the window start
 };

@@ -51,6 +51,23 @@ Status Validate(const SimConfig& config, const Cluster& cluster) {
   return OkStatus();
 }
 
+// A congested link given as (leaf, "auto") takes the spine that the first pipeline connection
+// leaving that leaf hashes to, so the fault lies on a path the jobs use whatever the seed.
+void ResolveAutoLinks(SimConfig* config, const Cluster& cluster) {
+  for (FaultConfig& f : config->faults) {
+    if (f.kind != FaultKind::kCongestedLink || f.switch_b != "auto") continue;
+    const int leaf = cluster.FindSwitch(f.switch_a);
+    for (const JobConfig& j : config->jobs) {
+      const int ranks = j.dp * j.pp * j.tp, stage = j.dp * j.tp;
+      for (int r = 0; r + stage < ranks && f.switch_b == "auto"; ++r) {
+        const int src = j.first_host * kGpusPerHost + r, dst = src + stage;
+        const Route route = cluster.RouteFor(src, dst, QpNumber(src, dst, 0, config->seed));
+        if (route.src_leaf == leaf && route.spine >= 0) f.switch_b = cluster.SwitchName(route.spine);
+      }
+    }
+  }
+}
+
 std::string IpName(const Cluster& c, int endpoint) { return c.Ip(endpoint).ToString(); }
 
 // Checkpoint writes (every GPU of a job to one storage node) and data-loading reads (storage to
@@ -94,8 +111,10 @@ void EmitStorageTraffic(const SimConfig& config, const Cluster& cluster,
 
 }  // namespace
 
-StatusOr<Truth> Simulate(const SimConfig& config, const Cluster& cluster, FlowSink* out,
+StatusOr<Truth> Simulate(const SimConfig& input_config, const Cluster& cluster, FlowSink* out,
                          PointTable* points) {
+  SimConfig config = input_config;
+  ResolveAutoLinks(&config, cluster);
   PRISM_RETURN_IF_ERROR(Validate(config, cluster));
   const int64_t window_start = config.start_ns;
   const int64_t window_end = config.start_ns + SecondsToNs(config.duration_s);

@@ -57,18 +57,30 @@ Pair ClassifyPair(const PairRows& rows, const PairTransfers& pt,
   }
   const auto steps = SegmentSteps(starts, ends, options.steps);
   ev.steps = static_cast<uint32_t>(steps.size());
+  // Sizes that occur once in the window are not the pair's sizes: a transfer cut by the window
+  // edge, a retransmission. Only recurring sizes are counted per step.
+  std::vector<uint64_t> all_sizes;
+  for (const Transfer& t : pt.transfers) all_sizes.push_back(t.bytes);
+  std::sort(all_sizes.begin(), all_sizes.end());
+  auto recurring = [&](uint64_t size) {
+    auto lo = std::lower_bound(all_sizes.begin(), all_sizes.end(),
+                               uint64_t(double(size) / (1 + options.size_tolerance)));
+    auto hi = std::upper_bound(all_sizes.begin(), all_sizes.end(),
+                               uint64_t(double(size) * (1 + options.size_tolerance)));
+    return hi - lo >= 2;
+  };
   std::map<size_t, size_t> histogram;  // distinct sizes -> steps
   std::vector<uint32_t> from_a, from_b;
   for (const Activity& s : steps) {
     std::vector<uint64_t> sizes;
     uint32_t na = 0, nb = 0;
     for (size_t i = s.first; i <= s.last; ++i) {
-      sizes.push_back(pt.transfers[i].bytes);
+      if (recurring(pt.transfers[i].bytes)) sizes.push_back(pt.transfers[i].bytes);
       (pt.transfers[i].from_a ? na : nb)++;
     }
     from_a.push_back(na);
     from_b.push_back(nb);
-    ++histogram[CountDistinctSizes(std::move(sizes), options.size_tolerance)];
+    if (!sizes.empty()) ++histogram[CountDistinctSizes(std::move(sizes), options.size_tolerance)];
   }
   auto median = [](std::vector<uint32_t> v) -> uint32_t {
     if (v.empty()) return 0;
@@ -96,12 +108,16 @@ size_t RefinePairs(std::vector<Pair>* pairs, size_t num_endpoints) {
       ++changed;
     }
   }
-  // DP groups are transitive.
+  // DP groups are transitive. A pair with balanced data both ways keeps its label: that is what a
+  // pipeline pair looks like, and one wrong DP label must not pull a pipeline into a ring.
   UnionFind uf(num_endpoints);
   for (const Pair& p : *pairs)
     if (p.label == PairLabel::kDp) uf.Union(p.a, p.b);
   for (Pair& p : *pairs) {
-    if (p.label == PairLabel::kPp && uf.Find(p.a) == uf.Find(p.b)) {
+    const uint64_t lo = std::min(p.evidence.bytes_from_a, p.evidence.bytes_from_b);
+    const uint64_t hi = std::max(p.evidence.bytes_from_a, p.evidence.bytes_from_b);
+    const bool balanced = lo * 2 >= hi && lo > 0;
+    if (p.label == PairLabel::kPp && !balanced && uf.Find(p.a) == uf.Find(p.b)) {
       p.label = PairLabel::kDp;
       p.evidence.rule = "dp-transitive";
       ++changed;

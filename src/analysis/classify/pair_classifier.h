@@ -5,7 +5,8 @@
 // transfer sizes in each step (within `size_tolerance`), take the mode over steps: 1 -> PP, more
 // -> DP. It is fragile where a DP collective shows one size per step (ZeRO's uniform buckets, a
 // collector that merges a burst), so RefinePairs() backs it with structure:
-//  - DP groups are transitive: a PP-labelled pair inside a component of DP pairs is DP;
+//  - DP groups are transitive: a PP-labelled pair inside a component of DP pairs is DP, unless
+//    its data is balanced both ways (what a pipeline pair looks like);
 //  - pipelines send gradients back: a pair labelled PP whose data flows one way only is DP
 //    (a ring all-reduce of more than two ranks sends one way along each edge).
 #pragma once

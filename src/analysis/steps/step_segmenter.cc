@@ -114,7 +114,13 @@ std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
                                    const StepSegmenterOptions& options) {
   std::vector<Activity> steps;
   if (start_ns.empty()) return steps;
-  const int64_t threshold = StepGapThreshold(FindBursts(start_ns, end_ns, options), options);
+  std::vector<Activity> bursts = FindBursts(start_ns, end_ns, options);
+  if (bursts.size() < 2) {
+    // The detector saw one regime: judge the gaps between single transfers instead.
+    bursts.clear();
+    for (size_t i = 0; i < start_ns.size(); ++i) bursts.push_back({i, i, start_ns[i], end_ns[i]});
+  }
+  const int64_t threshold = StepGapThreshold(bursts, options);
   Activity cur{0, 0, start_ns[0], end_ns[0]};
   for (size_t i = 1; i < start_ns.size(); ++i) {
     if (start_ns[i] - cur.end_ns > threshold) {

@@ -25,8 +25,8 @@ int64_t MedianOf(std::vector<int64_t> v) {
 
 std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::vector<Pair>& pairs,
                                      const std::vector<PairTransfers>& pair_transfers,
-                                     const std::vector<int>& stage_of, int64_t window_end_ns,
-                                     const TimelineOptions& options) {
+                                     const std::vector<int>& stage_of, const EndpointContext& ctx,
+                                     int64_t window_end_ns, const TimelineOptions& options) {
   const int num_stages = std::max<int>(1, static_cast<int>(job.layout.stages.size()));
   // Per stage: all DP transfers; per GPU: its own transfers.
   std::vector<std::vector<std::pair<int64_t, int64_t>>> stage_dp(num_stages);
@@ -55,6 +55,7 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
     stage_steps[s] = DpActivities(std::move(stage_dp[s]), window_end_ns,
                                   options.tail_guard_steps, options.steps);
 
+  // Pass 1: every GPU's steps with their DP phase and PP events.
   std::vector<Timeline> out;
   for (EndpointId g : job.gpus) {
     Timeline tl;
@@ -73,8 +74,6 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
       step.dp_end_ns = acts[k].end_ns;
       int64_t own_dp_start = INT64_MAX, own_dp_end = INT64_MIN;
       while (cursor < mine.size() && mine[cursor].start_ns < step.start_ns) ++cursor;
-      std::vector<int64_t> op_gaps;
-      int64_t last_event_end = step.start_ns;
       for (size_t i = cursor; i < mine.size() && mine[i].start_ns < step.end_ns; ++i) {
         const GpuTransfer& t = mine[i];
         if (t.dp) {
@@ -84,34 +83,82 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
           }
           continue;
         }
-        PpEvent e{t.start_ns, t.end_ns, t.peer, true, t.outgoing};
-        int peer_stage = stage_of[t.peer];
-        int from_stage = t.outgoing ? tl.stage : peer_stage;
-        int to_stage = t.outgoing ? peer_stage : tl.stage;
-        e.forward = from_stage < to_stage;
-        if (t.outgoing) {
-          int64_t gap = t.start_ns - last_event_end;
-          if (gap > 0) {
-            op_gaps.push_back(gap);
-            step.compute_ns += gap;
-          }
-        }
-        last_event_end = std::max(last_event_end, t.outgoing ? t.start_ns : t.end_ns);
-        step.pp_events.push_back(e);
+        const int from_stage = t.outgoing ? tl.stage : stage_of[t.peer];
+        const int to_stage = t.outgoing ? stage_of[t.peer] : tl.stage;
+        step.pp_events.push_back({t.start_ns, t.end_ns, t.peer, from_stage < to_stage, t.outgoing});
       }
       if (own_dp_start != INT64_MAX) {
         step.dp_start_ns = own_dp_start;
         step.dp_end_ns = std::max(own_dp_end, own_dp_start);
       }
-      // The last backward runs between the last PP event and the DP phase.
-      if (!step.pp_events.empty() && step.dp_start_ns > last_event_end)
-        step.compute_ns += step.dp_start_ns - last_event_end;
-      const int64_t dp_ns = std::max<int64_t>(0, step.dp_end_ns - step.dp_start_ns);
-      step.bubble_ns = std::max<int64_t>(0, step.end_ns - step.start_ns - dp_ns - step.compute_ns);
-      step.median_op_ns = MedianOf(op_gaps);
       tl.steps.push_back(std::move(step));
     }
     out.push_back(std::move(tl));
+  }
+
+  // Pass 2: compute and bubble. An op starts when the GPU is free (its previous send) and has its
+  // input: the k-th forward send of a step consumes the k-th activation received, the k-th
+  // backward send the k-th gradient received (on the last stage, the k-th activation).
+  // Micro-batches run in order, so matching by rank is exact where matching by time would pick a
+  // later arrival. Stage 0 receives no activations: its gaps run from send to send and hold its
+  // (unseen) backward ops too; every GPU of a stage runs the same schedule, so like is still
+  // compared with like. The GPUs of one host and stage form a tensor-parallel group that starts an op
+  // only when all of them have their input, so the input time is the latest over the group.
+  std::map<std::pair<int, int>, std::vector<size_t>> groups;  // (host, stage) -> timelines
+  for (size_t i = 0; i < out.size(); ++i)
+    groups[{ctx.host[out[i].gpu], out[i].stage}].push_back(i);
+  for (const auto& [key, members] : groups) {
+    size_t steps = SIZE_MAX;
+    for (size_t i : members) steps = std::min(steps, out[i].steps.size());
+    for (size_t k = 0; k < steps; ++k) {
+      std::vector<int64_t> act_in, grad_in;  // group-wide k-th arrivals
+      for (size_t i : members) {
+        size_t na = 0, ng = 0;
+        for (const PpEvent& e : out[i].steps[k].pp_events) {
+          if (e.outgoing) continue;
+          auto& v = e.forward ? act_in : grad_in;
+          size_t& n = e.forward ? na : ng;
+          if (v.size() <= n) v.push_back(e.end_ns);
+          else v[n] = std::max(v[n], e.end_ns);
+          ++n;
+        }
+      }
+      for (size_t i : members) {
+        TimelineStep& step = out[i].steps[k];
+        std::vector<int64_t> fwd_gaps, bwd_gaps;
+        size_t fwd_sent = 0, bwd_sent = 0;
+        int64_t last_send = step.start_ns;
+        for (const PpEvent& e : step.pp_events) {
+          if (!e.outgoing) continue;
+          int64_t input = step.start_ns;
+          if (e.forward) {
+            if (fwd_sent < act_in.size()) input = act_in[fwd_sent];
+            ++fwd_sent;
+          } else {
+            const auto& source = grad_in.empty() ? act_in : grad_in;
+            if (bwd_sent < source.size()) input = source[bwd_sent];
+            ++bwd_sent;
+          }
+          const int64_t gap = e.start_ns - std::max(last_send, input);
+          if (gap > 0) {
+            (e.forward ? fwd_gaps : bwd_gaps).push_back(gap);
+            step.compute_ns += gap;
+          }
+          last_send = std::max(last_send, e.start_ns);
+        }
+        // The last backward runs between the last PP event and the DP phase.
+        const int64_t last_event = std::max(last_send, grad_in.empty() ? INT64_MIN : grad_in.back());
+        if (!step.pp_events.empty() && step.dp_start_ns > last_event)
+          step.compute_ns += step.dp_start_ns - last_event;
+        const int64_t dp_ns = std::max<int64_t>(0, step.dp_end_ns - step.dp_start_ns);
+        step.bubble_ns =
+            std::max<int64_t>(0, step.end_ns - step.start_ns - dp_ns - step.compute_ns);
+        // Forward and backward ops differ (backward ~2x): a median over both flips between them.
+        step.median_fwd_op_ns = fwd_gaps.size() >= 2 ? MedianOf(fwd_gaps) : 0;
+        step.median_bwd_op_ns = bwd_gaps.size() >= 2 ? MedianOf(bwd_gaps) : 0;
+        step.median_op_ns = step.median_fwd_op_ns > 0 ? step.median_fwd_op_ns : step.median_bwd_op_ns;
+      }
+    }
   }
   return out;
 }

@@ -5,13 +5,15 @@
 // activities together (analysis/steps), which is robust to a lost record or a quiet ring; a step
 // runs from the end of one DP activity to the end of the next. Inside a step, PP transfers towards
 // the later stage are forward (activations) and the others backward (gradients); the gaps before
-// a GPU's own PP sends are its compute; what remains besides the DP phase is pipeline bubble.
+// a GPU's own PP sends are its compute (measured from when its tensor-parallel group had the
+// op's input); what remains besides the DP phase is pipeline bubble.
 #pragma once
 
 #include <vector>
 
 #include "analysis/analysis_results.h"
 #include "analysis/classify/transfers.h"
+#include "analysis/endpoint_context.h"
 #include "analysis/steps/step_segmenter.h"
 
 namespace prism::analysis {
@@ -26,7 +28,7 @@ struct TimelineOptions {
 // `pair_transfers[i]` are the transfers of `pairs[i]`; `stage_of` per endpoint.
 std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::vector<Pair>& pairs,
                                      const std::vector<PairTransfers>& pair_transfers,
-                                     const std::vector<int>& stage_of, int64_t window_end_ns,
-                                     const TimelineOptions& options);
+                                     const std::vector<int>& stage_of, const EndpointContext& ctx,
+                                     int64_t window_end_ns, const TimelineOptions& options);
 
 }  // namespace prism::analysis

@@ -1,0 +1,211 @@
+#include "diagnosis/rules/bandwidth_rule.h"
+
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "analysis/jobs/job_recognition.h"
+#include "diagnosis/robust_stats.h"
+
+namespace prism::diagnosis {
+namespace {
+
+constexpr uint64_t kControlMaxBytes = 4096;
+constexpr size_t kMinFlowsPerCell = 20;   // a (switch, bin) with fewer flows is not judged
+constexpr double kMinSigmaFraction = 0.05;
+
+// An element is a switch ("spine03") or a link ("leaf-p000-r2|spine05").
+struct Cell {
+  std::vector<double> rel_bw;
+  std::map<int, size_t> jobs;  // flows per job
+};
+
+struct Element {
+  std::string name;
+  bool is_link = false;
+  std::string a, b;  // link ends (leaf, spine); a = the switch itself otherwise
+};
+
+}  // namespace
+
+NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
+  NetworkFindings out;
+  const auto& o = rc.options;
+  const auto& f = rc.flows;
+  if (f.empty()) return out;
+  std::unordered_map<uint64_t, const analysis::Pair*> pair_of;
+  for (const auto& p : rc.results.pairs) pair_of[analysis::PairKey(p.a, p.b)] = &p;
+
+  // Bandwidth per class, then relative bandwidth per record.
+  const auto src = f.src(), dst = f.dst();
+  const auto start = f.start_ns(), end = f.end_ns();
+  const auto bytes = f.bytes();
+  const auto point = f.point();
+  std::vector<int> cls(f.size(), -1);
+  std::vector<double> bw(f.size(), 0);
+  std::map<std::pair<int, int>, std::vector<double>> class_bw;
+  for (size_t r = 0; r < f.size(); ++r) {
+    if (bytes[r] <= kControlMaxBytes) continue;
+    const int job = rc.results.job_of[src[r]];
+    if (job < 0 || job != rc.results.job_of[dst[r]]) continue;
+    auto it = pair_of.find(analysis::PairKey(src[r], dst[r]));
+    if (it == pair_of.end() || it->second->label == analysis::PairLabel::kUnknown) continue;
+    const int label = it->second->label == analysis::PairLabel::kDp ? 0 : 1;
+    cls[r] = job * 2 + label;
+    bw[r] = double(bytes[r]) / double(std::max<int64_t>(1000, end[r] - start[r]));
+    class_bw[{job, label}].push_back(bw[r]);
+  }
+  std::map<int, double> class_median;
+  for (auto& [k, v] : class_bw) class_median[k.first * 2 + k.second] = Median(v);
+
+  const int64_t t0 = f.min_start_ns();
+  const int64_t bin_ns = o.bw_bin_ns;
+  std::vector<Element> elements;
+  std::map<std::string, size_t> element_index;
+  auto element = [&](const std::string& name, bool link, const std::string& a,
+                     const std::string& b) {
+    auto [it, inserted] = element_index.try_emplace(name, elements.size());
+    if (inserted) elements.push_back({name, link, a, b});
+    return it->second;
+  };
+  // (element, bin, 0 = DP / 1 = PP flows): judged apart, as a fault may slow only one kind (a
+  // throttled fabric link slows ring traffic but not PP sends that are NIC-bound anyway).
+  std::map<std::tuple<size_t, int64_t, int>, Cell> cells;
+  for (size_t r = 0; r < f.size(); ++r) {
+    if (cls[r] < 0) continue;
+    const double rel = bw[r] / class_median[cls[r]];
+    const int64_t bin = (start[r] - t0) / bin_ns;
+    std::set<std::string> switches;
+    const std::string obs = point[r] == kNoPoint ? "" : rc.points.Name(point[r]);
+    const int ls = rc.ctx.leaf[src[r]], ld = rc.ctx.leaf[dst[r]];
+    const std::string leaf_s = ls >= 0 ? rc.ctx.leaf_names[ls] : "";
+    const std::string leaf_d = ld >= 0 ? rc.ctx.leaf_names[ld] : "";
+    for (const std::string* s : {&obs, &leaf_s, &leaf_d})
+      if (!s->empty()) switches.insert(*s);
+    std::vector<size_t> touched;
+    for (const auto& s : switches) touched.push_back(element(s, false, s, ""));
+    // Observed at a switch that is neither end's leaf: a spine, crossed on two links.
+    if (!obs.empty() && obs != leaf_s && obs != leaf_d) {
+      for (const std::string* leaf : {&leaf_s, &leaf_d})
+        if (!leaf->empty()) touched.push_back(element(*leaf + "|" + obs, true, *leaf, obs));
+    }
+    for (size_t e : touched) {
+      Cell& c = cells[{e, bin, cls[r] % 2}];
+      c.rel_bw.push_back(rel);
+      ++c.jobs[cls[r] / 2];
+    }
+  }
+
+  // Per bin and flow kind: which switches and which links are degraded.
+  const int64_t bins = (f.max_end_ns() - t0) / bin_ns + 1;
+  std::vector<std::vector<bool>> degraded(elements.size(), std::vector<bool>(bins, false));
+  std::vector<std::vector<double>> med(elements.size(), std::vector<double>(bins, 0));
+  std::vector<std::vector<double>> ref_base(elements.size(), std::vector<double>(bins, 1));
+  std::vector<std::vector<double>> ref_sigma(elements.size(), std::vector<double>(bins, 0));
+  for (int kind : {0, 1}) {
+    std::vector<std::vector<double>> kmed(elements.size(), std::vector<double>(bins, 0));
+    std::vector<std::vector<bool>> kdeg(elements.size(), std::vector<bool>(bins, false));
+    std::vector<std::vector<double>> kbase(elements.size(), std::vector<double>(bins, 1));
+    std::vector<std::vector<double>> ksig(elements.size(), std::vector<double>(bins, 0));
+    for (int64_t bin = 0; bin < bins; ++bin) {
+      for (bool link : {false, true}) {
+        std::vector<double> medians;
+        std::vector<size_t> ids;
+        for (size_t e = 0; e < elements.size(); ++e) {
+          if (elements[e].is_link != link) continue;
+          auto it = cells.find({e, bin, kind});
+          if (it == cells.end() || it->second.rel_bw.size() < kMinFlowsPerCell) continue;
+          kmed[e][bin] = Median(it->second.rel_bw);
+          medians.push_back(kmed[e][bin]);
+          ids.push_back(e);
+        }
+        if (medians.size() < 3) continue;
+        const double base = Median(medians);
+        const double sigma = std::max(RobustSigma(medians, base), kMinSigmaFraction * base);
+        for (size_t e : ids) {
+          kbase[e][bin] = base;
+          ksig[e][bin] = sigma;
+          kdeg[e][bin] =
+              kmed[e][bin] < base - o.k * sigma && kmed[e][bin] < base * (1 - o.min_bw_drop);
+        }
+      }
+    }
+    // Hash collisions make some links slow all the time; that is the fabric's normal, not a
+    // fault. So a degraded bin must also have dropped against the element's own better times
+    // (its 75th percentile bin). An element degraded through the whole window is left to the
+    // service, which carries history across windows.
+    for (size_t e = 0; e < elements.size(); ++e) {
+      std::vector<double> own;
+      for (int64_t bin = 0; bin < bins; ++bin)
+        if (kmed[e][bin] > 0) own.push_back(kmed[e][bin]);
+      if (own.size() < 3) continue;
+      std::sort(own.begin(), own.end());
+      const double ref = own[own.size() * 3 / 4];
+      for (int64_t bin = 0; bin < bins; ++bin) {
+        if (!kdeg[e][bin] || kmed[e][bin] > ref * (1 - o.min_bw_drop)) continue;
+        // Keep the worse kind's figures as the finding's evidence.
+        if (!degraded[e][bin] || kmed[e][bin] / kbase[e][bin] < med[e][bin] / ref_base[e][bin]) {
+          med[e][bin] = kmed[e][bin];
+          ref_base[e][bin] = kbase[e][bin];
+          ref_sigma[e][bin] = ksig[e][bin];
+        }
+        degraded[e][bin] = true;
+      }
+    }
+  }
+  // A degraded link is explained by a degraded switch at one of its ends in the same bin.
+  auto switch_degraded = [&](const std::string& name, int64_t bin) {
+    auto it = element_index.find(name);
+    return it != element_index.end() && degraded[it->second][bin];
+  };
+  for (size_t e = 0; e < elements.size(); ++e) {
+    const Element& el = elements[e];
+    std::vector<bool> flags = degraded[e];
+    if (el.is_link)
+      for (int64_t bin = 0; bin < bins; ++bin)
+        if (flags[bin] && (switch_degraded(el.a, bin) || switch_degraded(el.b, bin))) flags[bin] = false;
+    for (const Run& run : FlaggedRuns(flags, 1)) {
+      Finding fd;
+      fd.kind = el.is_link ? "congested_link" : "degraded_switch";
+      fd.cause = Cause::kNetwork;
+      fd.switches = el.is_link ? std::vector<std::string>{el.a, el.b} : std::vector<std::string>{el.a};
+      fd.start_ns = t0 + int64_t(run.first) * bin_ns;
+      fd.end_ns = t0 + int64_t(run.last + 1) * bin_ns;
+      fd.metric = "relative_bandwidth";
+      std::vector<double> vals, bases;
+      std::map<int, size_t> jobs;
+      for (size_t bin = run.first; bin <= run.last; ++bin) {
+        if (!degraded[e][bin]) continue;
+        vals.push_back(med[e][bin]);
+        bases.push_back(ref_base[e][bin]);
+        fd.sigma = std::max(fd.sigma, ref_sigma[e][bin]);
+        for (int kind : {0, 1}) {
+          auto it = cells.find({e, int64_t(bin), kind});
+          if (it != cells.end())
+            for (auto [j, n] : it->second.jobs) jobs[j] += n;
+        }
+      }
+      fd.value = Median(vals);
+      fd.baseline = Median(bases);
+      fd.units = static_cast<int>(run.flagged);
+      size_t most = 0;
+      std::vector<int> affected;
+      for (auto [j, n] : jobs) {
+        affected.push_back(j);
+        if (n > most) most = n, fd.job = j;
+      }
+      fd.severity = SeverityFor(fd.units, 1 - fd.value / fd.baseline, o);
+      fd.summary = fmt::format("{} {}: flows through it run at {:.0f}% of the fabric's median for {} bins of {} s",
+                               el.is_link ? "link" : "switch", el.is_link ? el.a + " - " + el.b : el.a,
+                               100 * fd.value / fd.baseline, fd.units, bin_ns / 1'000'000'000);
+      out.findings.push_back(std::move(fd));
+      out.jobs_affected.push_back(std::move(affected));
+    }
+  }
+  return out;
+}
+
+}  // namespace prism::diagnosis

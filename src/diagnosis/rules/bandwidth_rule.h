@@ -1,0 +1,28 @@
+// File: diagnosis/rules/bandwidth_rule.h
+// Network-side causes: degraded switches and congested links. Every data record of a training
+// pair gets a relative bandwidth — its bytes per second over the median of its class (job, DP or
+// PP), which removes how many channels share a NIC — and is attributed to the switches it crossed
+// (its observation point and, from the topology, the leaves of both ends) and to the leaf-spine
+// links (when it was observed at a spine). Per time bin, a switch (or link) whose median relative
+// bandwidth is k sigma below the median of all switches (links) and at least the minimum drop
+// below it is degraded in that bin. A switch most of whose links are degraded is a degraded
+// switch; a degraded link whose switches are otherwise fine is a congested link. Persistent runs
+// of bins become findings.
+#pragma once
+
+#include <vector>
+
+#include "diagnosis/finding.h"
+#include "diagnosis/rules/rule_context.h"
+
+namespace prism::diagnosis {
+
+struct NetworkFindings {
+  std::vector<Finding> findings;
+  // Per finding: the jobs whose flows crossed the degraded element during its span.
+  std::vector<std::vector<int>> jobs_affected;
+};
+
+NetworkFindings FindNetworkDegradation(const RuleContext& rc);
+
+}  // namespace prism::diagnosis

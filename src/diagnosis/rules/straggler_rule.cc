@@ -1,0 +1,105 @@
+#include "diagnosis/rules/straggler_rule.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "diagnosis/robust_stats.h"
+
+namespace prism::diagnosis {
+namespace {
+
+constexpr double kMinSigmaFraction = 0.01;
+
+}  // namespace
+
+std::vector<Finding> FindStragglers(const RuleContext& rc) {
+  std::vector<Finding> out;
+  const auto& o = rc.options;
+  // Timelines by (job, stage).
+  std::map<std::pair<int, int>, std::vector<const analysis::Timeline*>> stages;
+  for (const auto& t : rc.results.timelines)
+    if (t.stage >= 0) stages[{t.job, t.stage}].push_back(&t);
+
+  for (const auto& [key, tls] : stages) {
+    if (tls.size() < 3) continue;
+    size_t steps = SIZE_MAX;
+    for (const auto* t : tls) steps = std::min(steps, t->steps.size());
+    if (steps == 0 || steps == SIZE_MAX) continue;
+    // flagged[g][k], with the peers' median per step.
+    std::vector<std::vector<bool>> flagged(tls.size(), std::vector<bool>(steps));
+    std::vector<double> peer_median(steps), peer_sigma(steps);
+    // The op kind compared in a step: forward ops where (nearly) every GPU of the stage has them.
+    std::vector<std::vector<double>> op(tls.size(), std::vector<double>(steps, 0));
+    for (size_t k = 0; k < steps; ++k) {
+      size_t with_fwd = 0;
+      for (const auto* t : tls) with_fwd += t->steps[k].median_fwd_op_ns > 0;
+      const bool fwd = with_fwd * 5 >= tls.size() * 4;
+      for (size_t g = 0; g < tls.size(); ++g)
+        op[g][k] = double(fwd ? tls[g]->steps[k].median_fwd_op_ns : tls[g]->steps[k].median_bwd_op_ns);
+    }
+    for (size_t k = 0; k < steps; ++k) {
+      std::vector<double> ops;
+      for (size_t g = 0; g < tls.size(); ++g)
+        if (op[g][k] > 0) ops.push_back(op[g][k]);
+      if (ops.size() < 3) continue;
+      const double m = Median(ops);
+      const double s = std::max(RobustSigma(ops, m), kMinSigmaFraction * m);
+      peer_median[k] = m;
+      peer_sigma[k] = s;
+      for (size_t g = 0; g < tls.size(); ++g) {
+        const double v = op[g][k];
+        flagged[g][k] = v > m + o.k * s && v > m * (1 + o.min_gpu_effect);
+      }
+    }
+    // Persistent runs per GPU, grouped by host and overlapping span.
+    struct Hit {
+      size_t g;
+      Run run;
+    };
+    std::map<int, std::vector<Hit>> by_host;
+    for (size_t g = 0; g < tls.size(); ++g)
+      for (const Run& run : FlaggedRuns(flagged[g], 1))
+        if (static_cast<int>(run.flagged) >= o.persist_units)
+          by_host[rc.ctx.host[tls[g]->gpu]].push_back({g, run});
+    for (auto& [host, hits] : by_host) {
+      size_t first = SIZE_MAX, last = 0, units = 0;
+      Finding f;
+      for (const Hit& h : hits) {
+        first = std::min(first, h.run.first);
+        last = std::max(last, h.run.last);
+        units = std::max(units, h.run.flagged);
+        f.gpus.push_back(tls[h.g]->gpu);
+      }
+      std::vector<double> vals, base;
+      for (const Hit& h : hits)
+        for (size_t k = h.run.first; k <= h.run.last; ++k) {
+          vals.push_back(op[h.g][k] / 1e6);
+          base.push_back(peer_median[k] / 1e6);
+        }
+      const auto& eps = rc.flows.endpoints();
+      std::sort(f.gpus.begin(), f.gpus.end(),
+                [&](EndpointId x, EndpointId y) { return eps.Addr(x) < eps.Addr(y); });
+      f.kind = "straggler_gpu";
+      f.job = key.first;
+      f.start_ns = tls[0]->steps[first].start_ns;
+      f.end_ns = tls[0]->steps[last].end_ns;
+      f.metric = "compute_gap_ms";
+      f.value = Median(vals);
+      f.baseline = Median(base);
+      f.sigma = peer_sigma[first] / 1e6;
+      f.units = static_cast<int>(units);
+      f.cause = Cause::kGpu;
+      f.severity = SeverityFor(f.units, f.value / f.baseline - 1, o);
+      f.summary = fmt::format(
+          "{}: {} GPU(s) of host {} (stage {}) compute {:.1f} ms per op vs {:.1f} ms on their "
+          "stage peers (+{:.0f}%) for {} steps",
+          rc.results.jobs[key.first].id, f.gpus.size(), rc.ctx.host_names[host], key.second,
+          f.value, f.baseline, 100 * (f.value / f.baseline - 1), f.units);
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+}  // namespace prism::diagnosis
