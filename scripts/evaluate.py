@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Accuracy matrix: simulate -> analyze -> eval for scenarios x seeds (x windows).
+
+Prints a markdown table per scenario with mean/min over seeds of the eval metrics, the figures in
+docs/evaluation.md. Usage:
+  scripts/evaluate.py [--bin build/apps/llmprism/llmprism] [--work /tmp/llmprism-eval]
+                      [--seeds 1-5] [--windows 60] scenario...
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+KEYS = ["jobs_exact_fraction", "jobs_ari", "pairs_accuracy", "layout_exact_fraction",
+        "step_error_p50", "step_error_p99", "step_error_max", "steps_matched_fraction",
+        "faults_precision", "faults_recall", "faults_localized_fraction", "faults_cause_fraction"]
+
+
+def seeds_of(text):
+    lo, _, hi = text.partition("-")
+    return list(range(int(lo), int(hi or lo) + 1))
+
+
+def run(cmd):
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode not in (0, 1):
+        sys.exit(f"failed ({res.returncode}): {' '.join(cmd)}\n{res.stderr}")
+    return res.stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="build/apps/llmprism/llmprism")
+    ap.add_argument("--work", default="/tmp/llmprism-eval")
+    ap.add_argument("--seeds", default="1-5")
+    ap.add_argument("--windows", default="60")
+    ap.add_argument("scenarios", nargs="+")
+    args = ap.parse_args()
+    windows = [float(w) for w in args.windows.split(",")]
+    for scenario in args.scenarios:
+        rows = []
+        for window in windows:
+            per_seed = []
+            for seed in seeds_of(args.seeds):
+                d = os.path.join(args.work, f"{scenario}-{seed}")
+                if not os.path.exists(os.path.join(d, "truth.json")):
+                    run([args.bin, "simulate", "--scenario", scenario, "--seed", str(seed), "--out", d])
+                report = os.path.join(d, f"report-{window:g}.json")
+                t0 = time.time()
+                run([args.bin, "analyze", os.path.join(d, "flows.ipfix"), "--topology",
+                     os.path.join(d, "topology.csv"), "--window", f"{window:g}", "--report", report])
+                seconds = time.time() - t0
+                m = json.loads(run([args.bin, "eval", "--truth", os.path.join(d, "truth.json"),
+                                    "--report", report, "--json"]))
+                m["analyze_s"] = seconds
+                per_seed.append(m)
+                print(f"{scenario} seed {seed} window {window:g}s: " + " ".join(
+                    f"{k}={m.get(k)}" for k in KEYS), file=sys.stderr)
+            rows.append((window, per_seed))
+        print(f"\n### {scenario} (seeds {args.seeds})\n")
+        print("| window | " + " | ".join(KEYS) + " | analyze s |")
+        print("|---" * (len(KEYS) + 2) + "|")
+        for window, per_seed in rows:
+            cells = []
+            for k in KEYS:
+                vals = [m.get(k) for m in per_seed if m.get(k) is not None]
+                if not vals:
+                    cells.append("n/a")
+                    continue
+                worst = max(vals) if k.startswith("step_error") else min(vals)
+                mean = sum(vals) / len(vals)
+                fmt = "{:.5f}" if k.startswith("step_error") else "{:.3f}"
+                cells.append(f"{fmt.format(mean)} ({fmt.format(worst)})")
+            secs = sum(m["analyze_s"] for m in per_seed) / len(per_seed)
+            print(f"| {window:g} s | " + " | ".join(cells) + f" | {secs:.1f} |")
+        print("\nCells: mean over seeds (worst seed).")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+#include "analysis/classify/pair_classifier.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/flow_builder.h"
+
+namespace prism::analysis {
+namespace {
+
+using prism::testing::FlowBuilder;
+constexpr int64_t kMs = 1'000'000;
+const char* kA = "10.0.0.1";
+const char* kB = "10.0.1.1";
+
+struct Case {
+  flow::FlowTable table;
+  Pair Classify() {
+    table.SortByStart();
+    std::vector<int> job_of(table.endpoints().size(), 0);
+    auto rows = GroupRowsByPair(table, job_of);
+    EXPECT_EQ(rows.size(), 1u);
+    PairClassifierOptions o;
+    auto pt = BuildTransfers(table, rows[0], o.transfers);
+    return ClassifyPair(rows[0], pt, o);
+  }
+};
+
+// A pipeline pair: M activations a->b then M gradients b->a per step, each on two QPs, each
+// preceded by a 64-byte clear-to-send in the other direction.
+void AddPipelineSteps(flow::FlowTable* t, int steps, int micro, bool with_cts) {
+  for (int k = 0; k < steps; ++k) {
+    const int64_t step0 = k * 1500 * kMs;
+    for (int m = 0; m < micro; ++m) {
+      const int64_t f = step0 + m * 30 * kMs, b = step0 + 400 * kMs + m * 60 * kMs;
+      for (int q = 0; q < 2; ++q) {
+        FlowBuilder(kA, kB).At(f, 300'000).Bytes(4 << 20).Qp(10 + q).Into(t);
+        FlowBuilder(kB, kA).At(b, 300'000).Bytes(4 << 20).Qp(20 + q).Into(t);
+      }
+      if (with_cts) {
+        FlowBuilder(kB, kA).At(f - 2'000).Bytes(64).Qp(30).Into(t);
+        FlowBuilder(kA, kB).At(b - 2'000).Bytes(64).Qp(31).Into(t);
+      }
+    }
+  }
+}
+
+TEST(PairClassifier, PipelinePairWithControlWritesIsPp) {
+  Case c;
+  AddPipelineSteps(&c.table, 20, 8, /*with_cts=*/true);
+  Pair p = c.Classify();
+  EXPECT_EQ(p.label, PairLabel::kPp);
+  EXPECT_EQ(p.evidence.sizes_mode, 1u);
+  EXPECT_GT(p.evidence.control_records, 0u);
+  EXPECT_TRUE(p.evidence.bidirectional);
+  EXPECT_GT(p.evidence.lead_a, 0);  // activations a -> b lead the gradients
+}
+
+TEST(PairClassifier, PartialTransferAtTheWindowEdgeDoesNotMakeItDp) {
+  Case c;
+  AddPipelineSteps(&c.table, 20, 8, false);
+  // The first transfer lost one of its two QP records to the window edge.
+  FlowBuilder(kA, kB).At(-10 * kMs, 300'000).Bytes(4 << 20).Qp(11).Into(&c.table);
+  EXPECT_EQ(c.Classify().label, PairLabel::kPp);
+}
+
+// A ring edge: every step, four buckets of different sizes, two channels each, one way.
+TEST(PairClassifier, RingEdgeWithSeveralBucketSizesIsDp) {
+  Case c;
+  const uint64_t sizes[] = {300 << 20, 250 << 20, 200 << 20, 80 << 20};
+  for (int k = 0; k < 20; ++k) {
+    int64_t t = k * 1500 * kMs + 1200 * kMs;
+    for (uint64_t s : sizes) {
+      for (int ch = 0; ch < 2; ++ch) FlowBuilder(kA, kB).At(t + ch * 1000, 20 * kMs).Bytes(s / 2).Qp(40 + ch).Into(&c.table);
+      t += 20 * kMs + 5'000;
+    }
+  }
+  Pair p = c.Classify();
+  EXPECT_EQ(p.label, PairLabel::kDp);
+  EXPECT_EQ(p.evidence.sizes_mode, 4u);
+  EXPECT_EQ(p.evidence.steps, 20u);
+  EXPECT_FALSE(p.evidence.bidirectional);
+}
+
+TEST(PairClassifier, UniformBucketsLookLikePpUntilRefined) {
+  // ZeRO: uniform reduce-scatter buckets, one way: one size per step.
+  Case c;
+  for (int k = 0; k < 20; ++k)
+    for (int b = 0; b < 8; ++b)
+      FlowBuilder(kA, kB).At(k * 1500 * kMs + b * 10 * kMs, 5 * kMs).Bytes(64 << 20).Into(&c.table);
+  std::vector<Pair> pairs{c.Classify()};
+  EXPECT_EQ(pairs[0].label, PairLabel::kPp);
+  EXPECT_EQ(RefinePairs(&pairs, 2), 1u);
+  EXPECT_EQ(pairs[0].label, PairLabel::kDp);
+  EXPECT_EQ(pairs[0].evidence.rule, "one-way-data");
+}
+
+TEST(PairClassifier, TransitivityRelabelsOnlyUnbalancedPairs) {
+  // Ring a-b-c-a labelled DP on two edges; the third, one-way-heavy but labelled PP, joins.
+  Pair ab{0, 1, 0, PairLabel::kDp, {}}, bc{1, 2, 0, PairLabel::kDp, {}};
+  Pair ca{0, 2, 0, PairLabel::kPp, {}};
+  ca.evidence.bidirectional = true;
+  ca.evidence.bytes_from_a = 10;
+  ca.evidence.bytes_from_b = 1000;
+  Pair pipeline{0, 3, 0, PairLabel::kPp, {}};
+  pipeline.evidence.bidirectional = true;
+  pipeline.evidence.bytes_from_a = pipeline.evidence.bytes_from_b = 500;
+  Pair dp_to_3{2, 3, 0, PairLabel::kDp, {}};  // a wrong DP label puts 3 in the ring's component
+  std::vector<Pair> pairs{ab, bc, ca, pipeline, dp_to_3};
+  RefinePairs(&pairs, 4);
+  EXPECT_EQ(pairs[2].label, PairLabel::kDp);
+  EXPECT_EQ(pairs[2].evidence.rule, "dp-transitive");
+  EXPECT_EQ(pairs[3].label, PairLabel::kPp);  // balanced: stays a pipeline pair
+}
+
+TEST(PairClassifier, CountDistinctSizesWithTolerance) {
+  EXPECT_EQ(CountDistinctSizes({}, 0.01), 0u);
+  EXPECT_EQ(CountDistinctSizes({1000, 1005, 1009}, 0.01), 1u);
+  EXPECT_EQ(CountDistinctSizes({1000, 1020, 2000}, 0.01), 3u);
+}
+
+}  // namespace
+}  // namespace prism::analysis

@@ -1,0 +1,88 @@
+#include "analysis/jobs/job_recognition.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "testing/flow_builder.h"
+
+namespace prism::analysis {
+namespace {
+
+using prism::testing::FlowBuilder;
+
+std::string Gpu(int host, int local) { return fmt::format("10.0.{}.{}", host, local + 1); }
+
+// Two jobs of 2 hosts x 8 GPUs (rail-aligned pairs), a storage node talking to both.
+struct Fixture {
+  flow::FlowTable table;
+  Topology topo;
+  Fixture(bool storage_in_topology) {
+    for (int job = 0; job < 2; ++job)
+      for (int local = 0; local < 8; ++local)
+        FlowBuilder(Gpu(2 * job, local), Gpu(2 * job + 1, local)).At(local).Bytes(1 << 20).Into(&table);
+    for (int h = 0; h < 4; ++h)
+      for (int local = 0; local < 8; ++local)
+        FlowBuilder("10.9.0.1", Gpu(h, local)).At(100).Bytes(8 << 20).Into(&table);
+    for (int h = 0; h < 4; ++h)
+      for (int local = 0; local < 8; ++local)
+        topo.Add({*IpAddr::Parse(Gpu(h, local)), fmt::format("host{}", h), local, "leaf", EndpointKind::kGpu});
+    if (storage_in_topology)
+      topo.Add({*IpAddr::Parse("10.9.0.1"), "storage0", -1, "leaf-s", EndpointKind::kStorage});
+  }
+  JobRecognition Run(const JobRecognitionOptions& options = {}) {
+    ctx = BuildEndpointContext(table.endpoints(), &topo);
+    return RecognizeJobs(DistinctPairs(table.src(), table.dst()), table.endpoints(), ctx, options);
+  }
+  EndpointContext ctx;
+};
+
+TEST(JobRecognition, NonGpuEndpointsDoNotGlueJobs) {
+  Fixture f(/*storage_in_topology=*/true);
+  JobRecognition jr = f.Run();
+  ASSERT_EQ(jr.jobs.size(), 2u);
+  EXPECT_EQ(jr.jobs[0].gpus.size(), 16u);
+  EXPECT_EQ(jr.jobs[1].gpus.size(), 16u);
+  EXPECT_EQ(jr.jobs[0].hosts, (std::vector<std::string>{"host0", "host1"}));
+  EXPECT_EQ(jr.non_gpu_endpoints, 1u);
+}
+
+TEST(JobRecognition, UnmarkedHubTouchingManyComponentsIsExcluded) {
+  Fixture f(/*storage_in_topology=*/false);  // the storage node looks like a GPU
+  JobRecognitionOptions o;
+  o.hub_min_peers = 16;
+  o.hub_min_components = 2;
+  JobRecognition jr = f.Run(o);
+  ASSERT_EQ(jr.jobs.size(), 2u);
+  ASSERT_EQ(jr.hubs.size(), 1u);
+  EXPECT_EQ(f.table.endpoints().Addr(jr.hubs[0]).ToString(), "10.9.0.1");
+}
+
+TEST(JobRecognition, WithoutHubExclusionTheStorageNodeMergesJobs) {
+  Fixture f(/*storage_in_topology=*/false);
+  JobRecognitionOptions o;
+  o.hub_min_peers = 1000;  // never a hub candidate
+  EXPECT_EQ(f.Run(o).jobs.size(), 1u);
+}
+
+TEST(JobRecognition, HostMergeJoinsRailsOfOneHost) {
+  // Rails 0 and 1 of the same two hosts: without the host merge they would be two components.
+  flow::FlowTable table;
+  FlowBuilder(Gpu(0, 0), Gpu(1, 0)).At(0).Bytes(1 << 20).Into(&table);
+  FlowBuilder(Gpu(0, 1), Gpu(1, 1)).At(0).Bytes(1 << 20).Into(&table);
+  Topology topo;
+  for (int h = 0; h < 2; ++h)
+    for (int local = 0; local < 2; ++local)
+      topo.Add({*IpAddr::Parse(Gpu(h, local)), fmt::format("host{}", h), local, "", EndpointKind::kGpu});
+  auto ctx = BuildEndpointContext(table.endpoints(), &topo);
+  auto jr = RecognizeJobs(DistinctPairs(table.src(), table.dst()), table.endpoints(), ctx, {});
+  ASSERT_EQ(jr.jobs.size(), 1u);
+  EXPECT_EQ(jr.jobs[0].gpus.size(), 4u);
+  // Without topology every endpoint is its own host: two jobs.
+  auto bare = BuildEndpointContext(table.endpoints(), nullptr);
+  EXPECT_EQ(RecognizeJobs(DistinctPairs(table.src(), table.dst()), table.endpoints(), bare, {}).jobs.size(),
+            2u);
+}
+
+}  // namespace
+}  // namespace prism::analysis

@@ -1,0 +1,77 @@
+#include "analysis/steps/step_segmenter.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace prism::analysis {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+
+struct Series {
+  std::vector<int64_t> start, end;
+  std::vector<int64_t> true_step_first_start;  // start of each step's first transfer
+};
+
+// `steps` steps of period `period_ms`; each step ends with `buckets` DP buckets (several
+// channels starting together), bucket b lasting `bucket_ms`, separated by `idle_ms` of waiting
+// (a ring waiting for its slowest edge).
+Series DpBursts(int steps, double period_ms, int buckets, double bucket_ms, double idle_ms,
+                uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> jitter(0, 0.01);
+  Series s;
+  int64_t t = 100 * kMs;
+  for (int k = 0; k < steps; ++k) {
+    s.true_step_first_start.push_back(t);
+    int64_t b0 = t;
+    for (int b = 0; b < buckets; ++b) {
+      const int64_t dur = int64_t(bucket_ms * (1 + jitter(rng)) * kMs);
+      for (int ch = 0; ch < 2; ++ch) {
+        s.start.push_back(b0 + ch * 3'000);
+        s.end.push_back(b0 + ch * 3'000 + dur);
+      }
+      b0 += dur + int64_t(idle_ms * kMs);
+    }
+    t += int64_t(period_ms * (1 + jitter(rng)) * kMs);
+  }
+  return s;
+}
+
+void ExpectSteps(const Series& s, const std::vector<Activity>& steps) {
+  ASSERT_EQ(steps.size(), s.true_step_first_start.size());
+  for (size_t k = 0; k < steps.size(); ++k) EXPECT_EQ(steps[k].start_ns, s.true_step_first_start[k]);
+}
+
+TEST(StepSegmenter, CutsRingBucketsIntoSteps) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Series s = DpBursts(30, 1500, 4, 20, 0.01, seed);
+    ExpectSteps(s, SegmentSteps(s.start, s.end, {}));
+  }
+}
+
+// A ring whose edges wait on a slow edge (150 ms idle between buckets, as congested rings do in
+// the simulator): still one step.
+TEST(StepSegmenter, LongWaitsInsideTheDpPhaseDoNotSplitSteps) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Series s = DpBursts(30, 1500, 4, 20, 150, seed);
+    ExpectSteps(s, SegmentSteps(s.start, s.end, {}));
+  }
+}
+
+TEST(StepSegmenter, OneTransferPerStep) {
+  Series s = DpBursts(40, 1000, 1, 50, 0, 3);
+  ExpectSteps(s, SegmentSteps(s.start, s.end, {}));
+}
+
+TEST(StepSegmenter, EmptyAndSingle) {
+  EXPECT_TRUE(SegmentSteps({}, {}, {}).empty());
+  std::vector<int64_t> a{5}, b{9};
+  auto one = SegmentSteps(a, b, {});
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].end_ns, 9);
+}
+
+}  // namespace
+}  // namespace prism::analysis

@@ -1,0 +1,119 @@
+// End-to-end properties of analysis + diagnosis on simulated clusters (the simulator's truth is
+// the reference): jobs, pair labels, layouts, step boundaries, and the findings for injected faults.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "analysis/analyze.h"
+#include "diagnosis/diagnose.h"
+#include "sim/scenarios.h"
+#include "sim/simulator.h"
+
+namespace prism {
+namespace {
+
+struct Run {
+  flow::FlowTable table;
+  PointTable points;
+  sim::Truth truth;
+  analysis::EndpointContext ctx;
+  analysis::AnalysisResults results;
+  std::vector<diagnosis::Finding> findings;
+  std::string Ip(EndpointId e) const { return table.endpoints().Addr(e).ToString(); }
+};
+
+std::unique_ptr<Run> Analyze(const sim::SimConfig& config) {
+  auto run = std::make_unique<Run>();
+  sim::Cluster cluster(config.fabric);
+  auto truth = sim::Simulate(config, cluster, &run->table, &run->points);
+  EXPECT_TRUE(truth.has_value());
+  run->truth = *truth;
+  run->table.SortByStart();
+  Topology topo = cluster.MakeTopology();
+  run->ctx = analysis::BuildEndpointContext(run->table.endpoints(), &topo);
+  run->results = analysis::Analyze(run->table, run->ctx, run->truth.end_ns, {}, nullptr);
+  diagnosis::BaselineStore baselines;
+  run->findings = diagnosis::Diagnose(run->table, run->points, run->ctx, run->results, {}, &baselines);
+  return run;
+}
+
+double StepErrorP99(const Run& run) {
+  std::map<std::string, const analysis::Timeline*> by_gpu;
+  for (const auto& t : run.results.timelines) by_gpu[run.Ip(t.gpu)] = &t;
+  std::vector<double> errors;
+  for (const auto& tt : run.truth.timelines) {
+    const auto* t = by_gpu[tt.gpu];
+    if (t == nullptr) continue;
+    for (const auto& ts : tt.steps) {
+      for (const auto& s : t->steps) {
+        const double overlap = double(std::min(s.end_ns, ts.end_ns) - std::max(s.start_ns, ts.start_ns));
+        const double dur = double(ts.end_ns - ts.start_ns);
+        if (overlap > dur / 2) errors.push_back(std::abs(double(s.end_ns - s.start_ns) - dur) / dur);
+      }
+    }
+  }
+  EXPECT_GT(errors.size(), 1000u);
+  std::sort(errors.begin(), errors.end());
+  return errors[errors.size() * 99 / 100];
+}
+
+TEST(Pipeline, TinyJobPairsLayoutAndSteps) {
+  auto run = Analyze(*sim::MakeScenario("tiny", 11));
+  ASSERT_EQ(run->results.jobs.size(), 1u);
+  const auto& job = run->results.jobs[0];
+  EXPECT_EQ(job.gpus.size(), run->truth.jobs[0].gpus.size());
+  EXPECT_EQ(job.layout.dp, 4);
+  EXPECT_EQ(job.layout.pp, 2);
+  EXPECT_EQ(job.layout.tp, 8);
+  EXPECT_EQ(job.layout.microbatches, 8);
+  ASSERT_EQ(job.layout.stages.size(), 2u);
+  for (size_t s = 0; s < 2; ++s) {
+    std::vector<std::string> got;
+    for (EndpointId g : job.layout.stages[s]) got.push_back(run->Ip(g));
+    EXPECT_EQ(got, run->truth.jobs[0].stages[s]) << "stage " << s;
+  }
+  std::map<std::pair<std::string, std::string>, std::string> truth;
+  for (const auto& p : run->truth.pairs) truth[{p.a, p.b}] = p.label;
+  ASSERT_EQ(run->results.pairs.size(), truth.size());
+  for (const auto& p : run->results.pairs) {
+    const std::string expected = truth[std::make_pair(run->Ip(p.a), run->Ip(p.b))];
+    EXPECT_EQ(analysis::PairLabelName(p.label), expected);
+  }
+  EXPECT_LT(StepErrorP99(*run), 0.003);
+}
+
+TEST(Pipeline, HealthyClusterRaisesNoWarnings) {
+  auto run = Analyze(*sim::MakeScenario("tiny", 12));
+  for (const auto& f : run->findings) EXPECT_EQ(f.severity, diagnosis::Severity::kInfo) << f.summary;
+}
+
+TEST(Pipeline, StragglerIsFoundAndLocalizedToItsTensorParallelGroup) {
+  sim::SimConfig config = *sim::MakeScenario("tiny", 13);
+  sim::FaultConfig f;
+  f.kind = sim::FaultKind::kStraggler;
+  f.job = 0;
+  f.rank = 8 * 5 + 3;  // stage 1, replica 1: host 5
+  f.factor = 1.3;
+  f.start_s = 8;
+  f.end_s = 22;
+  config.faults.push_back(f);
+  auto run = Analyze(config);
+  const std::string slow_gpu = run->truth.faults[0].gpus[0];
+  bool found = false;
+  for (const auto& finding : run->findings) {
+    if (finding.kind != "straggler_gpu" || finding.severity == diagnosis::Severity::kInfo) continue;
+    std::vector<std::string> gpus;
+    for (EndpointId g : finding.gpus) gpus.push_back(run->Ip(g));
+    EXPECT_LE(gpus.size(), 8u);
+    EXPECT_NE(std::find(gpus.begin(), gpus.end(), slow_gpu), gpus.end());
+    EXPECT_EQ(finding.cause, diagnosis::Cause::kGpu);
+    EXPECT_LT(finding.start_ns, run->truth.faults[0].end_ns);
+    EXPECT_GT(finding.end_ns, run->truth.faults[0].start_ns);
+    found = true;
+  }
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace prism
