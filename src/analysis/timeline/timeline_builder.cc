@@ -100,10 +100,11 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
   // input: the k-th forward send of a step consumes the k-th activation received, the k-th
   // backward send the k-th gradient received (on the last stage, the k-th activation).
   // Micro-batches run in order, so matching by rank is exact where matching by time would pick a
-  // later arrival. Stage 0 receives no activations: its gaps run from send to send and hold its
-  // (unseen) backward ops too; every GPU of a stage runs the same schedule, so like is still
-  // compared with like. The GPUs of one host and stage form a tensor-parallel group that starts an op
+  // later arrival. Stage 0 receives no activations: from its (pp+1)-th forward send on, each
+  // follows a backward op on the matching gradient, and those gaps (backward + forward) count with
+  // the backward ops; every GPU of a stage runs the same schedule, so like is compared with like. The GPUs of one host and stage form a tensor-parallel group that starts an op
   // only when all of them have their input, so the input time is the latest over the group.
+  const size_t warmup = static_cast<size_t>(std::max(1, job.layout.pp));
   std::map<std::pair<int, int>, std::vector<size_t>> groups;  // (host, stage) -> timelines
   for (size_t i = 0; i < out.size(); ++i)
     groups[{ctx.host[out[i].gpu], out[i].stage}].push_back(i);
@@ -131,7 +132,17 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
         for (const PpEvent& e : step.pp_events) {
           if (!e.outgoing) continue;
           int64_t input = step.start_ns;
-          if (e.forward) {
+          bool after_backward = false;
+          if (e.forward && act_in.empty()) {
+            // Stage 0 in 1F1B: forward ops 0 .. pp-1 (warm-up and the first steady one) follow
+            // forward ops; from then on forward op i follows the (unseen) backward op that
+            // consumed gradient i - pp.
+            const size_t i = fwd_sent++;
+            if (i >= warmup) {
+              after_backward = true;
+              if (i - warmup < grad_in.size()) input = grad_in[i - warmup];
+            }
+          } else if (e.forward) {
             if (fwd_sent < act_in.size()) input = act_in[fwd_sent];
             ++fwd_sent;
           } else {
@@ -141,7 +152,7 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
           }
           const int64_t gap = e.start_ns - std::max(last_send, input);
           if (gap > 0) {
-            (e.forward ? fwd_gaps : bwd_gaps).push_back(gap);
+            (e.forward && !after_backward ? fwd_gaps : bwd_gaps).push_back(gap);
             step.compute_ns += gap;
           }
           last_send = std::max(last_send, e.start_ns);

@@ -21,6 +21,7 @@ constexpr double kMinSigmaFraction = 0.05;
 struct Cell {
   std::vector<double> rel_bw;
   std::map<int, size_t> jobs;  // flows per job
+  double bytes = 0;            // offered load through the element in the bin
 };
 
 struct Element {
@@ -95,6 +96,7 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     for (size_t e : touched) {
       Cell& c = cells[{e, bin, cls[r] % 2}];
       c.rel_bw.push_back(rel);
+      c.bytes += double(bytes[r]);
       ++c.jobs[cls[r] / 2];
     }
   }
@@ -137,15 +139,24 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     // fault. So a degraded bin must also have dropped against the element's own better times
     // (its 75th percentile bin). An element degraded through the whole window is left to the
     // service, which carries history across windows.
+    // More traffic through the element than usual also slows its flows: that is contention, not
+    // lost capacity. So the drop is judged after crediting the bin with its extra offered load
+    // (bytes through the element relative to its median bin).
     for (size_t e = 0; e < elements.size(); ++e) {
-      std::vector<double> own;
-      for (int64_t bin = 0; bin < bins; ++bin)
-        if (kmed[e][bin] > 0) own.push_back(kmed[e][bin]);
+      std::vector<double> own, load;
+      for (int64_t bin = 0; bin < bins; ++bin) {
+        if (kmed[e][bin] <= 0) continue;
+        own.push_back(kmed[e][bin]);
+        load.push_back(cells[{e, bin, kind}].bytes);
+      }
       if (own.size() < 3) continue;
+      const double typical_load = Median(load);
       std::sort(own.begin(), own.end());
       const double ref = own[own.size() * 3 / 4];
       for (int64_t bin = 0; bin < bins; ++bin) {
-        if (!kdeg[e][bin] || kmed[e][bin] > ref * (1 - o.min_bw_drop)) continue;
+        if (!kdeg[e][bin]) continue;
+        const double extra_load = std::max(1.0, cells[{e, bin, kind}].bytes / typical_load);
+        if (kmed[e][bin] * extra_load > ref * (1 - o.min_bw_drop)) continue;
         // Keep the worse kind's figures as the finding's evidence.
         if (!degraded[e][bin] || kmed[e][bin] / kbase[e][bin] < med[e][bin] / ref_base[e][bin]) {
           med[e][bin] = kmed[e][bin];

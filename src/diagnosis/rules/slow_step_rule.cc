@@ -10,7 +10,7 @@
 namespace prism::diagnosis {
 namespace {
 
-constexpr size_t kMinRegimeSteps = 4;
+constexpr size_t kMinRegimeSteps = 4;  // and at least a quarter of the window's steps
 constexpr double kMinSigmaFraction = 0.002;  // step times are never steadier than 0.2%
 
 // The timeline carrying the job's step series: the first GPU of stage 0 with the most steps.
@@ -35,7 +35,7 @@ Baseline HealthyBaseline(const std::vector<double>& d) {
   Baseline best;
   for (size_t i = 0; i + 1 < cuts.size(); ++i) {
     std::vector<double> seg(d.begin() + cuts[i], d.begin() + cuts[i + 1]);
-    if (seg.size() < kMinRegimeSteps) continue;
+    if (seg.size() < std::max(kMinRegimeSteps, d.size() / 4)) continue;
     const double m = Median(seg);
     if (best.samples == 0 || m < best.median) {
       best.median = m;
