@@ -134,7 +134,10 @@
     const inBand = (x) => fs.some((f) => x >= f.start_s - 1e-6 && x <= f.end_s + 1e-6);
     const slow = t.map((x, i) => (inBand(x) ? med[i] : null));
     const width = Math.max(400, host.clientWidth || 900);
-    const bands = fs.map((f) => [f.start_s, f.end_s, f.id]);
+    // Every finding of the job with its time range shades the plot: slow steps red, others by
+    // severity, labelled with their kind, so a switch or GPU finding shows where the steps slowed.
+    const all = jobFindings(j.id);
+    const bands = all.map((f) => [f.start_s, f.end_s, f.id, f.kind, f.severity]);
     plots[j.id] = {el: host, bands, hl: null};
     const opts = {
       width, height: 220,
@@ -147,11 +150,18 @@
           points: {show: true, size: 9, fill: '#d62728', stroke: '#d62728'}, value: (u, v) => (v == null ? '' : v.toFixed(3))}],
       hooks: {drawClear: [(u) => {
         const ctx = u.ctx;
-        for (const [a, b, id] of bands) {
+        const dpr = window.devicePixelRatio || 1;
+        bands.forEach(([a, b, id, kind, sev], i) => {
+          if (sev === 'info' && plots[j.id].hl !== id) return;  // too many to shade; shown when selected
           const x0 = u.valToPos(a, 'x', true), x1 = u.valToPos(b, 'x', true);
-          ctx.fillStyle = plots[j.id].hl === id ? 'rgba(214,39,40,0.28)' : 'rgba(214,39,40,0.10)';
+          const rgb = kind === 'slow_step' ? '214,39,40' : sev === 'critical' ? '198,40,40' : '224,138,0';
+          ctx.fillStyle = `rgba(${rgb},${plots[j.id].hl === id ? 0.30 : 0.10})`;
           ctx.fillRect(x0, u.bbox.top, Math.max(2, x1 - x0), u.bbox.height);
-        }
+          ctx.fillStyle = `rgb(${rgb})`;
+          ctx.font = `${11 * dpr}px sans-serif`;
+          ctx.textBaseline = 'top';
+          ctx.fillText(kind, x0 + 3 * dpr, u.bbox.top + (3 + 13 * (i % 4)) * dpr);
+        });
       }]},
     };
     plots[j.id].u = new uPlot(opts, [t, med, mx, slow], host);
@@ -388,8 +398,9 @@
           onclick: (ev) => { ev.preventDefault(); showFinding(f.id); }})), fs.length > 8 ? ` … +${fs.length - 8}` : ''),
       el('h3', {text: 'Layout'}), layoutDiagram(j),
       el('h3', {text: 'Step time'}),
-      el('p', {class: 'caption', text: 'Each point is one training step (median over the job\'s GPUs; dashed: its slowest GPU). ' +
-        'Red dots and shading: steps a slow_step finding flagged.'}),
+      el('p', {class: 'caption', text: 'Each point is one training step at the time it started (median over the job\'s GPUs; dashed: ' +
+        'its slowest GPU); the y axis is zoomed to the data. Red dots: steps a slow_step finding flagged. Shaded: the time ' +
+        'range of each warning or critical finding on this job, labelled with its kind.'}),
       plotHost,
       el('h3', {text: 'Compute per GPU and step'}), heatWrap,
       el('h3', {text: 'Per-GPU timeline'}), tlWrap);
@@ -445,9 +456,9 @@
       if (heatmaps[f.job]) { heatmaps[f.job].hl = new Set(f.gpus); heatmaps[f.job].draw(); }
       target = document.getElementById(f.kind === 'slow_step' ? 'plot-' + f.job : 'timeline-' + f.job);
     }
-    if (f.kind === 'slow_step' && plots[f.job] && plots[f.job].u) {
+    if (plots[f.job] && plots[f.job].u) {
       plots[f.job].hl = id; plots[f.job].u.redraw();
-      target = document.getElementById('plot-' + f.job);
+      if (f.kind === 'slow_step' || !target) target = document.getElementById('plot-' + f.job);
     }
     if (!target && f.switches.length) target = document.getElementById('switch-' + f.switches[0]);
     if (!target && f.job) target = document.getElementById('job-' + f.job);
