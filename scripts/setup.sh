@@ -9,6 +9,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libpcap-dev libcpp-httplib-dev
   python3
+  # ingest interop and fuzzing (tests/interop, scripts/fuzz.sh): packet builders and reference
+  # decoders, flow exporters and a reference collector, clang's libFuzzer
+  tcpdump tshark python3-scapy softflowd nfdump pmacct clang libclang-rt-14-dev
   chromium   # headless browser for the HTML report test (tests/browser), driven by playwright-core
 )
 # node/npm run the browser test; a machine may already have them from another source (nodesource

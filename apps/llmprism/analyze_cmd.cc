@@ -1,10 +1,10 @@
 // File: apps/llmprism/analyze_cmd.cc
 // `llmprism analyze INPUT... [--topology FILE] [--window SECONDS] [--report FILE.json] [--k K]
 //  [--html FILE.html] [--trace FILE.json [--trace-all]]`:
-// reads flow CSV and IPFIX files (the format of each is detected from its first bytes, zstd or
-// not), cuts the records into windows, runs analysis and diagnosis on each window, merges the
-// windows into one report (output/report.h), writes it as JSON / HTML page / Chrome trace when
-// asked and prints the summary (coloured only when stdout is a terminal). When stderr is a
+// reads flow CSV, IPFIX, pcap and pcapng files (the format of each is detected from its first
+// bytes, zstd or not), cuts the records into windows, runs analysis and diagnosis on each window,
+// merges the windows into one report (output/report.h), writes it as JSON / HTML page / Chrome
+// trace when asked and prints the summary (coloured only when stdout is a terminal). When stderr is a
 // terminal, progress (records and bytes read, rate, ETA; windows analysed) goes there.
 // Exit codes (ARCHITECTURE.md): 0 ok; 1 analysis ran but input records were skipped as bad;
 // 2 unusable input or arguments, with a message on stderr naming the file.
@@ -34,6 +34,8 @@
 #include "core/topology.h"
 #include "diagnosis/diagnose.h"
 #include "flow/flow_table.h"
+#include "ingest/pcap/pcap_reader.h"
+#include "io/file_reader.h"
 #include "io/flow_csv.h"
 #include "io/input_kind.h"
 #include "io/ipfix_file.h"
@@ -63,6 +65,8 @@ struct AnalyzeArgs {
   std::string trace;
   bool trace_all = false;
   CountersCliArgs counters;  // counters mode (counters_cmd.h)
+  double flowlet_gap_us = 1000;         // captures: TCP/UDP flowlet idle gap
+  double roce_idle_timeout_us = 10000;  // captures: RoCE message idle timeout
 };
 
 // Bytes this process has read through read(2) so far (/proc/self/io "rchar"); -1 when unknown.
@@ -141,13 +145,34 @@ class ProgressSink : public prism::FlowSink {
 };
 
 constexpr const char* kExpected =
-    "expected an IPFIX file (message header version 10) or a flow CSV whose header names "
-    "src,dst,start_ns,end_ns,bytes";
+    "expected an IPFIX file (message header version 10), a pcap or pcapng capture, or a flow CSV "
+    "whose header names src,dst,start_ns,end_ns,bytes";
+
+// pcap/pcapng through libpcap; a zstd-compressed capture is decompressed into memory first
+// (libpcap reads only plain files).
+StatusOr<uint64_t> ReadCapture(const std::string& path, const AnalyzeArgs& args,
+                               prism::FlowSink* sink, prism::PointTable* points,
+                               prism::Stats* stats) {
+  prism::ingest::PcapReadOptions options;
+  options.flows.flowlet_gap_ns = std::llround(args.flowlet_gap_us * 1e3);
+  options.flows.roce_idle_timeout_ns = std::llround(args.roce_idle_timeout_us * 1e3);
+  PRISM_ASSIGN_OR_RETURN(auto reader, prism::io::FileReader::Open(path));
+  std::byte probe[1];
+  PRISM_RETURN_IF_ERROR(reader->Read(probe));
+  if (!reader->compressed()) {
+    return prism::ingest::ReadPcapFile(path, options, sink, points, stats);
+  }
+  reader.reset();
+  PRISM_ASSIGN_OR_RETURN(std::string data, prism::io::ReadWholeFile(path));
+  return prism::ingest::ReadPcapBuffer(
+      std::span(reinterpret_cast<const std::byte*>(data.data()), data.size()), path, options, sink,
+      points, stats);
+}
 
 // Reads one input into `table`, choosing the reader from the file's first bytes.
-StatusOr<uint64_t> ReadInput(const std::string& path, prism::FlowSink* table,
-                             prism::PointTable* points, prism::Stats* stats,
-                             prism::io::InputKind* kind_out) {
+StatusOr<uint64_t> ReadInput(const std::string& path, const AnalyzeArgs& args,
+                             prism::FlowSink* table, prism::PointTable* points,
+                             prism::Stats* stats, prism::io::InputKind* kind_out) {
   using prism::io::InputKind;
   std::string head;
   PRISM_ASSIGN_OR_RETURN(InputKind kind, prism::io::SniffInputKind(path, &head));
@@ -168,12 +193,15 @@ StatusOr<uint64_t> ReadInput(const std::string& path, prism::FlowSink* table,
                        "{}: this is a topology CSV (header names ip and host), not flow records; "
                        "pass it with --topology",
                        path);
-    case InputKind::kNetflowV5:
-    case InputKind::kNetflowV9:
     case InputKind::kPcap:
     case InputKind::kPcapng:
-      return MakeError(ErrorCode::kInvalidArgument, "{}: {} input is not supported yet; {}", path,
-                       prism::io::InputKindName(kind), kExpected);
+      return ReadCapture(path, args, table, points, stats);
+    case InputKind::kNetflowV5:
+    case InputKind::kNetflowV9:
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "{}: looks like a raw {} export packet; NetFlow has no file format: give a "
+                       "pcap of the export packets instead (or an IPFIX file); {}",
+                       path, prism::io::InputKindName(kind), kExpected);
     case InputKind::kEmpty:
       return MakeError(ErrorCode::kDataLoss, "{}: no data ({}); {}", path, head, kExpected);
     case InputKind::kUnknown:
@@ -305,7 +333,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   for (const std::string& path : args.inputs) {
     prism::io::InputKind kind = prism::io::InputKind::kUnknown;
     ProgressSink sink(&all, progress, path);
-    auto n = ReadInput(path, &sink, &points, &stats, &kind);
+    auto n = ReadInput(path, args, &sink, &points, &stats, &kind);
     sink.Done();
     if (!n) return fail(n.error());
     builder.AddSource(path, prism::io::InputKindName(kind), *n);
@@ -421,8 +449,16 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "analyze", "Recognise jobs, layouts and step timelines, and diagnose them, from flow records");
   cmd->add_option("inputs", args->inputs,
-                  "Flow CSV or IPFIX files, or port counters CSVs (format detected from the "
-                  "content; .zst is fine)");
+                  "Flow CSV, IPFIX, pcap or pcapng files, or port counters CSVs (format "
+                  "detected from the content; .zst is fine)");
+  cmd->add_option("--flowlet-gap-us", args->flowlet_gap_us,
+                  "Captures: idle gap in microseconds that ends a TCP/UDP flowlet")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--roce-idle-us", args->roce_idle_timeout_us,
+                  "Captures: idle time in microseconds that closes an unfinished RoCE message")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--topology", args->topology,
                   "Topology CSV: ip,host,gpu,leaf[,kind]; for port counters switch,port,server[,nic_ip,nic]");
   AddCountersOptions(cmd, &args->counters);

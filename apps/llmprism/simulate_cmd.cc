@@ -1,7 +1,8 @@
 // File: apps/llmprism/simulate_cmd.cc
 // `llmprism simulate --scenario NAME --out DIR [--seed N]` runs a named scenario of the cluster
 // simulator (src/sim) and writes DIR/flows.ipfix, DIR/flows.csv (small scenarios only,
-// SimConfig::write_csv), DIR/topology.csv and DIR/truth.json. Records stream from the simulator
+// SimConfig::write_csv), DIR/topology.csv and DIR/truth.json, and with `--emit pcap` DIR/flows.pcap
+// (sim/packet_emitter.h). Records stream from the simulator
 // to the file writers through one tee sink: nothing is buffered beyond the writers' own buffers.
 // `llmprism simulate --list` prints the scenarios. Exit code 0 ok, 2 bad arguments or I/O error.
 #include <chrono>
@@ -22,6 +23,7 @@
 #include "io/flow_csv.h"
 #include "io/ipfix_file.h"
 #include "io/topology_csv.h"
+#include "sim/packet_emitter.h"
 #include "sim/cluster.h"
 #include "sim/scenarios.h"
 #include "sim/simulator.h"
@@ -36,7 +38,9 @@ struct SimulateArgs {
   std::string out_dir;
   uint64_t seed = 1;
   bool list = false;
-  std::string emit = "flows";  // flows | counters | both
+  std::string emit = "flows";  // comma list of flows, counters, both, pcap (pcap implies flows)
+  int erspan = 0;              // pcap: 0 plain capture, 2 / 3 ERSPAN type
+  uint32_t snaplen = 128;      // pcap: bytes captured per packet
   double poll_s = 1, refresh_s = 1, poll_jitter = 0.1;
   double duration_s = 0;       // 0: the scenario's
 };
@@ -78,13 +82,32 @@ std::string HumanBytes(uintmax_t n) {
   return fmt::format("{} B", n);
 }
 
+std::vector<std::string_view> SplitEmit(std::string_view s) {
+  std::vector<std::string_view> out;
+  while (true) {
+    size_t comma = s.find(',');
+    out.push_back(s.substr(0, comma));
+    if (comma == std::string_view::npos) break;
+    s.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
 prism::Status RunSimulate(const SimulateArgs& args) {
   auto start = std::chrono::steady_clock::now();
   PRISM_ASSIGN_OR_RETURN(prism::sim::SimConfig config,
                          prism::sim::MakeScenario(args.scenario, args.seed));
   if (args.duration_s > 0) config.duration_s = args.duration_s;
-  const bool emit_flows = args.emit != "counters";
-  const bool emit_counters = args.emit != "flows";
+  bool emit_flows = false, emit_counters = false, emit_pcap = false;
+  for (std::string_view e : SplitEmit(args.emit)) {
+    if (e == "flows" || e == "both") emit_flows = true;
+    if (e == "counters" || e == "both") emit_counters = true;
+    if (e == "pcap") emit_pcap = emit_flows = true;  // the capture's reference is the flow file
+    if (e != "flows" && e != "counters" && e != "both" && e != "pcap") {
+      return prism::MakeError(prism::ErrorCode::kInvalidArgument,
+                              "--emit: unknown output '{}' (flows, counters, both, pcap)", e);
+    }
+  }
   const fs::path dir(args.out_dir);
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -126,6 +149,11 @@ prism::Status RunSimulate(const SimulateArgs& args) {
     csv = std::make_unique<prism::io::FlowCsvWriter>(csv_out.get(), &points);
     sinks.push_back(csv.get());
   }
+  prism::sim::PacketEmitOptions packet_options;
+  packet_options.erspan_type = args.erspan;
+  packet_options.snaplen = args.snaplen;
+  prism::sim::PacketEmitter packets(packet_options);
+  if (emit_pcap) sinks.push_back(&packets);
   TeeSink tee(std::move(sinks));
   PRISM_ASSIGN_OR_RETURN(prism::sim::Truth truth,
                          prism::sim::Simulate(config, cluster, &tee, &points));
@@ -158,6 +186,12 @@ prism::Status RunSimulate(const SimulateArgs& args) {
     csv->Flush();
     PRISM_RETURN_IF_ERROR(CloseOut(csv_out.get(), csv_path));
     written.push_back(csv_path);
+  }
+
+  if (emit_pcap) {
+    const fs::path pcap_path = dir / "flows.pcap";
+    PRISM_RETURN_IF_ERROR(packets.Write(pcap_path.string()));
+    written.push_back(pcap_path);
   }
 
   const fs::path truth_path = dir / "truth.json";
@@ -204,11 +238,20 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--out", args->out_dir, "Output directory (created if missing)");
   cmd->add_option("--seed", args->seed, "Random seed")->capture_default_str();
   cmd->add_flag("--list", args->list, "List the scenarios and exit");
+  cmd->add_option("--erspan", args->erspan,
+                  "With --emit pcap: wrap packets in ERSPAN type 2 or 3 (0 = plain capture)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({0, 2, 3}));
+  cmd->add_option("--snaplen", args->snaplen,
+                  "With --emit pcap: bytes captured per packet (lengths stay in the headers)")
+      ->capture_default_str()
+      ->check(CLI::Range(64, 65535));
   cmd->add_option("--emit", args->emit,
                   "flows (IPFIX + CSV), counters (per-port byte counters: counters.csv and "
-                  "topology_ports.csv) or both")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"flows", "counters", "both"}));
+                  "topology_ports.csv) or both; 'pcap' adds DIR/flows.pcap to the flows: every "
+                  "record as a RoCEv2 RDMA WRITE segmented at 4096 bytes (small scenarios only, "
+                  "e.g. pcap-tiny). Comma-separated: --emit flows,counters,pcap")
+      ->capture_default_str();
   cmd->add_option("--poll", args->poll_s, "Counters: poll interval in seconds")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -24,7 +24,35 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(ipfix_unknown_template,  kDataLoss, "IPFIX data sets skipped: no template seen for the id") \
   F(ipfix_bad_record,        kDataLoss, "IPFIX records skipped: missing fields or bad times")   \
   F(ipfix_bad_template,      kDataLoss, "IPFIX templates skipped: malformed")                   \
-  F(ipfix_options_record,    kInfo,     "IPFIX option-template records skipped (metadata, not flows)") \
+  F(ipfix_options_record,    kInfo,     "IPFIX/NetFlow v9 options records (metadata such as sampling, not flows)") \
+  F(ipfix_template_limit,    kDataLoss, "IPFIX/NetFlow v9 templates dropped: template cache full")  \
+  F(netflow_v9_packets,      kInfo,     "NetFlow v9 export packets decoded")                    \
+  F(ipfix_messages,          kInfo,     "IPFIX messages decoded from captures or datagrams")    \
+  F(collector_datagrams_dropped, kDataLoss, "UDP datagrams dropped: collector queue full")      \
+  F(collector_bad_datagram,  kDataLoss, "UDP datagrams skipped: neither IPFIX nor NetFlow v9")  \
+  F(pcap_packets,            kInfo,     "packets read from pcap/pcapng captures")               \
+  F(pcap_file_truncated,     kDataLoss, "captures that end inside a packet record (the rest is lost)") \
+  F(pcap_export_packets,     kInfo,     "IPFIX/NetFlow v9 export datagrams found in captures and decoded") \
+  F(packet_truncated,        kDataLoss, "packets skipped: headers cut by the capture length before the fields needed") \
+  F(packet_malformed,        kDataLoss, "packets skipped: inconsistent header or length fields") \
+  F(packet_unsupported_link, kDataLoss, "packets skipped: link type other than Ethernet, raw IP, Linux SLL") \
+  F(packet_non_ip,           kInfo,     "frames skipped: not IPv4/IPv6 (ARP, LLDP, ...)")       \
+  F(packet_ip_fragment,      kDataLoss, "IP fragments skipped: no transport header (non-first fragment)") \
+  F(packet_other_proto,      kInfo,     "packets skipped: IP protocol other than TCP, UDP, GRE") \
+  F(packet_gre_unsupported,  kInfo,     "GRE packets skipped: payload other than ERSPAN, IP, Ethernet, or GRE flags we do not parse") \
+  F(packet_too_deep,         kDataLoss, "packets skipped: more than 12 nested headers")         \
+  F(erspan_packets,          kInfo,     "ERSPAN II/III packets decapsulated")                    \
+  F(tcp_no_payload,          kInfo,     "TCP segments without payload (pure ACK/SYN/FIN): not flow bytes") \
+  F(udp_no_payload,          kInfo,     "UDP datagrams without payload: not flow bytes")        \
+  F(roce_ack,                kInfo,     "RoCEv2 ACK packets (counted, not flows)")              \
+  F(roce_nak,                kInfo,     "RoCEv2 NAK packets: PSN sequence error, RNR or remote error") \
+  F(roce_cnp,                kInfo,     "RoCEv2 congestion notification packets (CNP)")         \
+  F(roce_read_request,       kInfo,     "RoCEv2 RDMA READ requests (the responses are the flows)") \
+  F(roce_other_opcode,       kInfo,     "RoCEv2 packets with atomic or unknown opcodes: not flows") \
+  F(roce_bad_length,         kDataLoss, "RoCEv2 packets skipped: UDP length below BTH + extension headers + ICRC") \
+  F(roce_message_incomplete, kInfo,     "RoCEv2 messages closed without LAST (idle timeout, new FIRST, end of capture)") \
+  F(roce_message_headless,   kInfo,     "RoCEv2 messages whose first packet seen was MIDDLE or LAST") \
+  F(flow_table_evictions,    kInfo,     "open messages/flowlets closed early: open-flow table at its bound") \
   F(records_outside_window,  kInfo,     "records outside every analysis window")                \
   F(records_non_gpu,         kInfo,     "records to or from endpoints marked non-GPU")          \
   F(records_hub,             kInfo,     "records of hub endpoints excluded from job recognition") \

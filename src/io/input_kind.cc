@@ -73,7 +73,13 @@ InputKind GuessInputKind(std::span<const std::byte> head) {
     if (magic == 0xA1B2C3D4 || magic == 0xD4C3B2A1 || magic == 0xA1B23C4D || magic == 0x4D3CB2A1) {
       return InputKind::kPcap;
     }
-    if (magic == 0x0A0D0D0A) return InputKind::kPcapng;
+    if (magic == 0x0A0D0D0A) {
+      // Section header block; its byte-order magic (offset 8) confirms it when we have it.
+      if (head.size() < 12) return InputKind::kPcapng;
+      uint32_t bom = Be32(head.subspan(8));
+      if (bom == 0x1A2B3C4D || bom == 0x4D3C2B1A) return InputKind::kPcapng;
+      return InputKind::kUnknown;
+    }
   }
   if (head.size() >= 2) {
     switch (Be16(head)) {

@@ -1,9 +1,9 @@
 // File: io/input_kind.h
 // Which reader an input file needs, decided from its first bytes rather than its name, so
 // `llmprism analyze a b c` takes any mix of flow CSV and IPFIX files (zstd-compressed or not:
-// SniffInputKind looks at the decompressed bytes). Formats we recognise but cannot read yet
-// (NetFlow v5/v9, pcap, pcapng) and topology CSVs given as flow input get their own kinds so the
-// CLI can say exactly what is wrong.
+// SniffInputKind looks at the decompressed bytes). pcap (all four magics: µs/ns, either byte
+// order) and pcapng are read by ingest/pcap; raw NetFlow v5/v9 packets (no file format) and
+// topology CSVs given as flow input get their own kinds so the CLI can say exactly what is wrong.
 #pragma once
 
 #include <cstddef>

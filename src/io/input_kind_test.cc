@@ -33,6 +33,18 @@ TEST(GuessInputKind, Binary) {
   EXPECT_EQ(GuessInputKind(Bytes(std::string_view("\xd4\xc3\xb2\xa1\x02\x00", 6))), InputKind::kPcap);
   EXPECT_EQ(GuessInputKind(Bytes(std::string_view("\x0a\x0d\x0d\x0a", 4))), InputKind::kPcapng);
   EXPECT_EQ(GuessInputKind(Bytes(std::string_view("\x7f" "ELF\x02\x01", 6))), InputKind::kUnknown);
+  // Every pcap magic: µs and ns resolution, both byte orders.
+  for (std::string_view m : {std::string_view("\xa1\xb2\xc3\xd4", 4), std::string_view("\xd4\xc3\xb2\xa1", 4),
+                             std::string_view("\xa1\xb2\x3c\x4d", 4), std::string_view("\x4d\x3c\xb2\xa1", 4)}) {
+    EXPECT_EQ(GuessInputKind(Bytes(m)), InputKind::kPcap);
+  }
+  // pcapng: section header block type, then (when present) the byte-order magic at offset 8.
+  EXPECT_EQ(GuessInputKind(Bytes(std::string_view("\x0a\x0d\x0d\x0a\x1c\0\0\0\x4d\x3c\x2b\x1a", 12))),
+            InputKind::kPcapng);
+  EXPECT_EQ(GuessInputKind(Bytes(std::string_view("\x0a\x0d\x0d\x0a\0\0\0\x1c\x1a\x2b\x3c\x4d", 12))),
+            InputKind::kPcapng);
+  EXPECT_EQ(GuessInputKind(Bytes(std::string_view("\x0a\x0d\x0d\x0a\x1c\0\0\0\x00\x00\x00\x00", 12))),
+            InputKind::kUnknown);
 }
 
 TEST(DescribeHead, TextAndBinary) {

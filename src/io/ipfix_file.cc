@@ -8,6 +8,7 @@
 
 #include "io/csv_util.h"
 #include "io/file_reader.h"
+#include "ingest/ipfix/export_decoder.h"
 
 namespace prism::io {
 namespace {
@@ -95,103 +96,12 @@ void AppendTemplate(std::string* s, uint16_t tid, bool v6) {
   }
 }
 
-// --- the reader's template model ---------------------------------------------------------------
-
-// What a template field means to us, resolved once per template so decoding a record is a flat
-// loop over (action, length) without lookups.
-enum class Act : uint8_t {
-  kSkip,
-  kSrcV4,
-  kDstV4,
-  kSrcV6,
-  kDstV6,
-  kStartS,
-  kEndS,
-  kStartMs,
-  kEndMs,
-  kStartNtp,  // dateTimeMicroseconds / dateTimeNanoseconds: both NTP 64-bit
-  kEndNtp,
-  kBytes,
-  kPackets,
-  kSrcPort,
-  kDstPort,
-  kProto,
-  kSampling,
-  kQp,
-  kPointName,
-};
-
-struct Field {
-  Act act;
-  uint16_t len;  // kVarLen = variable
-};
-
-struct Template {
-  std::vector<Field> fields;
-  size_t min_record_bytes = 0;
-  bool options = false;
-};
-
-bool IsUint(uint16_t len, uint16_t max) { return len >= 1 && len <= max; }
-
-Act Classify(uint32_t pen, uint16_t id, uint16_t len) {
-  if (pen == kPrismEnterpriseNumber) {
-    if (id == kPrismIeRoceDestQp && IsUint(len, 4)) return Act::kQp;
-    if (id == kPrismIeObservationPoint) return Act::kPointName;
-    return Act::kSkip;
-  }
-  if (pen != 0) return Act::kSkip;
-  switch (id) {
-    case 8:
-      return len == 4 ? Act::kSrcV4 : Act::kSkip;
-    case 12:
-      return len == 4 ? Act::kDstV4 : Act::kSkip;
-    case 27:
-      return len == 16 ? Act::kSrcV6 : Act::kSkip;
-    case 28:
-      return len == 16 ? Act::kDstV6 : Act::kSkip;
-    case 150:
-      return len == 4 ? Act::kStartS : Act::kSkip;
-    case 151:
-      return len == 4 ? Act::kEndS : Act::kSkip;
-    case 152:
-      return len == 8 ? Act::kStartMs : Act::kSkip;
-    case 153:
-      return len == 8 ? Act::kEndMs : Act::kSkip;
-    case 154:
-    case 156:
-      return len == 8 ? Act::kStartNtp : Act::kSkip;
-    case 155:
-    case 157:
-      return len == 8 ? Act::kEndNtp : Act::kSkip;
-    case 1:   // octetDeltaCount
-    case 85:  // octetTotalCount
-      return IsUint(len, 8) ? Act::kBytes : Act::kSkip;
-    case 2:   // packetDeltaCount
-    case 86:  // packetTotalCount
-      return IsUint(len, 8) ? Act::kPackets : Act::kSkip;
-    case 7:
-      return IsUint(len, 2) ? Act::kSrcPort : Act::kSkip;
-    case 11:
-      return IsUint(len, 2) ? Act::kDstPort : Act::kSkip;
-    case 4:
-      return len == 1 ? Act::kProto : Act::kSkip;
-    case 305:  // samplingPacketInterval
-    case 34:   // samplingInterval (deprecated)
-    case 50:   // samplerRandomInterval
-      return IsUint(len, 4) ? Act::kSampling : Act::kSkip;
-    default:
-      return Act::kSkip;
-  }
-}
-
-constexpr uint32_t kHaveSrc = 1, kHaveDst = 2, kHaveStart = 4, kHaveEnd = 8, kHaveBytes = 16;
-constexpr uint32_t kHaveRequired = kHaveSrc | kHaveDst | kHaveStart | kHaveEnd | kHaveBytes;
-
 class IpfixDecoder {
  public:
   IpfixDecoder(const std::string& name, FlowSink* sink, PointTable* points, Stats* stats)
-      : name_(name), sink_(sink), stats_(stats), log_(name), points_(points) {}
+      : name_(name), stats_(stats), log_(name), decoder_(name, sink, points, stats) {
+    decoder_.AddExporter(IpAddr(), 0, "");
+  }
 
   // Decodes the complete messages at the front of `data`, whose first byte is at file offset
   // `base`. Returns the bytes consumed; the caller keeps the rest and offers it again with more
@@ -253,6 +163,8 @@ class IpfixDecoder {
 
   StatusOr<uint64_t> Finish(uint64_t total_bytes) {
     log_.Finish();
+    decoder_.Finish();
+    const uint64_t delivered_ = decoder_.records();
     if (total_bytes == 0) return MakeError(ErrorCode::kDataLoss, "{}: empty file", name_);
     if (delivered_ == 0) {
       return MakeError(ErrorCode::kDataLoss,
@@ -263,275 +175,24 @@ class IpfixDecoder {
   }
 
  private:
-  void Count(Stat s, uint64_t n = 1) {
-    if (stats_ != nullptr) stats_->Add(s, n);
-  }
   template <typename E, typename G>
-  void Problem(Stat s, uint64_t offset, const E& expected, const G& got) {
-    Count(s);
+  void BadMessage(uint64_t offset, const E& expected, const G& got) {
+    if (stats_ != nullptr) stats_->Add(Stat::ipfix_bad_message);
     if (log_.Want()) {
       fmt::print(stderr, "{}: byte {}: expected {}, got {}\n", name_, offset, expected, got);
     }
   }
-  template <typename E, typename G>
-  void BadMessage(uint64_t offset, const E& expected, const G& got) {
-    Problem(Stat::ipfix_bad_message, offset, expected, got);
-  }
-
-  static uint64_t Key(uint32_t domain, uint16_t tid) { return (uint64_t{domain} << 16) | tid; }
 
   void DecodeMessage(const uint8_t* msg, size_t len, uint64_t offset) {
     ++messages_;
-    uint32_t domain = Get32(msg + 12);
-    size_t p = kMessageHeaderBytes;
-    while (p < len) {
-      uint64_t set_offset = offset + p;
-      if (len - p < 4) {
-        Problem(Stat::ipfix_bad_set, set_offset, "a 4-byte set header",
-                fmt::format("{} bytes left in the message", len - p));
-        return;
-      }
-      uint16_t set_id = Get16(msg + p);
-      size_t set_len = Get16(msg + p + 2);
-      if (set_len < 4 || set_len > len - p) {
-        // The rest of the message cannot be framed; skip it.
-        Problem(Stat::ipfix_bad_set, set_offset,
-                fmt::format("a set length between 4 and {}", len - p), set_len);
-        return;
-      }
-      const uint8_t* body = msg + p + 4;
-      size_t body_len = set_len - 4;
-      if (set_id == kTemplateSetId || set_id == kOptionsTemplateSetId) {
-        DecodeTemplateSet(body, body_len, domain, set_id == kOptionsTemplateSetId, set_offset + 4);
-      } else if (set_id >= 256) {
-        auto it = templates_.find(Key(domain, set_id));
-        if (it == templates_.end()) {
-          Problem(Stat::ipfix_unknown_template, set_offset,
-                  fmt::format("a template for data set id {} in domain {}", set_id, domain),
-                  "none seen before it");
-        } else if (it->second.options) {
-          Count(Stat::ipfix_options_record, body_len / it->second.min_record_bytes);
-        } else {
-          DecodeDataSet(it->second, set_id, body, body_len, set_offset + 4);
-        }
-      } else {
-        Problem(Stat::ipfix_bad_set, set_offset, "set id 2, 3 or >= 256", set_id);
-      }
-      p += set_len;
-    }
-  }
-
-  void DecodeTemplateSet(const uint8_t* body, size_t n, uint32_t domain, bool options,
-                         uint64_t offset) {
-    size_t q = 0;
-    while (n - q >= 4) {  // fewer bytes are padding
-      uint64_t rec_offset = offset + q;
-      uint16_t tid = Get16(body + q);
-      uint16_t count = Get16(body + q + 2);
-      q += 4;
-      if (tid < 256) {
-        Problem(Stat::ipfix_bad_template, rec_offset, "a template id >= 256", tid);
-        return;  // the rest of the set cannot be framed
-      }
-      if (count == 0) {  // withdrawal
-        templates_.erase(Key(domain, tid));
-        continue;
-      }
-      if (options) {
-        if (n - q < 2) {
-          Problem(Stat::ipfix_bad_template, rec_offset, "a scope field count",
-                  "the end of the set");
-          return;
-        }
-        uint16_t scope = Get16(body + q);
-        q += 2;
-        if (scope == 0 || scope > count) {
-          Problem(Stat::ipfix_bad_template, rec_offset,
-                  fmt::format("a scope field count between 1 and {}", count), scope);
-          return;
-        }
-      }
-      Template t;
-      t.options = options;
-      t.fields.reserve(count);
-      for (uint16_t i = 0; i < count; ++i) {
-        if (n - q < 4) {
-          Problem(Stat::ipfix_bad_template, rec_offset,
-                  fmt::format("{} field specifiers in template {}", count, tid),
-                  fmt::format("the end of the set after {}", i));
-          return;
-        }
-        uint16_t id = Get16(body + q);
-        uint16_t flen = Get16(body + q + 2);
-        q += 4;
-        uint32_t pen = 0;
-        if (id & kEnterpriseBit) {
-          if (n - q < 4) {
-            Problem(Stat::ipfix_bad_template, rec_offset,
-                    fmt::format("an enterprise number for field {} of template {}", i, tid),
-                    "the end of the set");
-            return;
-          }
-          pen = Get32(body + q);
-          q += 4;
-          id = static_cast<uint16_t>(id & ~kEnterpriseBit);
-        }
-        Act act = options ? Act::kSkip : Classify(pen, id, flen);
-        t.fields.push_back(Field{act, flen});
-        t.min_record_bytes += flen == kVarLen ? 1 : flen;
-      }
-      if (t.min_record_bytes == 0) {
-        // Records of zero bytes could never be consumed.
-        Problem(Stat::ipfix_bad_template, rec_offset,
-                fmt::format("template {} to describe at least one byte", tid), "0 bytes");
-        continue;
-      }
-      templates_[Key(domain, tid)] = std::move(t);
-    }
-  }
-
-  void DecodeDataSet(const Template& t, uint16_t tid, const uint8_t* body, size_t n,
-                     uint64_t offset) {
-    const uint8_t* p = body;
-    const uint8_t* end = body + n;
-    while (static_cast<size_t>(end - p) >= t.min_record_bytes) {  // fewer bytes are padding
-      const uint8_t* rec_start = p;
-      FlowRecord r;
-      uint32_t have = 0;
-      std::string_view point_name;
-      bool fits = true;
-      for (const Field& f : t.fields) {
-        size_t len = f.len;
-        if (len == kVarLen) {
-          if (p == end) {
-            fits = false;
-            break;
-          }
-          len = *p++;
-          if (len == 255) {
-            if (end - p < 2) {
-              fits = false;
-              break;
-            }
-            len = Get16(p);
-            p += 2;
-          }
-        }
-        if (static_cast<size_t>(end - p) < len) {
-          fits = false;
-          break;
-        }
-        switch (f.act) {
-          case Act::kSkip:
-            break;
-          case Act::kSrcV4:
-            r.src = IpAddr::FromV4(Get32(p));
-            have |= kHaveSrc;
-            break;
-          case Act::kDstV4:
-            r.dst = IpAddr::FromV4(Get32(p));
-            have |= kHaveDst;
-            break;
-          case Act::kSrcV6:
-            r.src = IpAddr::FromV6(p);
-            have |= kHaveSrc;
-            break;
-          case Act::kDstV6:
-            r.dst = IpAddr::FromV6(p);
-            have |= kHaveDst;
-            break;
-          case Act::kStartS:
-            r.start_ns = int64_t{Get32(p)} * kNsPerSecond;
-            have |= kHaveStart;
-            break;
-          case Act::kEndS:
-            r.end_ns = int64_t{Get32(p)} * kNsPerSecond;
-            have |= kHaveEnd;
-            break;
-          case Act::kStartMs:
-          case Act::kEndMs: {
-            uint64_t ms = Get64(p);
-            if (ms <= static_cast<uint64_t>(INT64_MAX / 1'000'000)) {
-              bool start = f.act == Act::kStartMs;
-              (start ? r.start_ns : r.end_ns) = static_cast<int64_t>(ms) * 1'000'000;
-              have |= start ? kHaveStart : kHaveEnd;
-            }
-            break;
-          }
-          case Act::kStartNtp:
-            r.start_ns = NtpToUnixNs(Get64(p));
-            have |= kHaveStart;
-            break;
-          case Act::kEndNtp:
-            r.end_ns = NtpToUnixNs(Get64(p));
-            have |= kHaveEnd;
-            break;
-          case Act::kBytes:
-            r.bytes = GetUint(p, len);
-            have |= kHaveBytes;
-            break;
-          case Act::kPackets:
-            r.packets = GetUint(p, len);
-            break;
-          case Act::kSrcPort:
-            r.src_port = static_cast<uint16_t>(GetUint(p, len));
-            break;
-          case Act::kDstPort:
-            r.dst_port = static_cast<uint16_t>(GetUint(p, len));
-            break;
-          case Act::kProto:
-            r.proto = *p;
-            break;
-          case Act::kSampling: {
-            uint32_t s = static_cast<uint32_t>(GetUint(p, len));
-            r.sampling_rate = s == 0 ? 1 : s;
-            break;
-          }
-          case Act::kQp:
-            r.qp = static_cast<uint32_t>(GetUint(p, len));
-            break;
-          case Act::kPointName:
-            point_name = std::string_view(reinterpret_cast<const char*>(p), len);
-            break;
-        }
-        p += len;
-      }
-      uint64_t rec_offset = offset + static_cast<uint64_t>(rec_start - body);
-      if (!fits) {
-        Problem(Stat::ipfix_bad_record, rec_offset,
-                fmt::format("a record of template {} within its set", tid),
-                fmt::format("{} bytes left", end - rec_start));
-        return;  // the rest of the set cannot be framed
-      }
-      if ((have & kHaveRequired) != kHaveRequired) {
-        Problem(Stat::ipfix_bad_record, rec_offset,
-                fmt::format("source and destination address, start and end time and octet "
-                            "count in template {}",
-                            tid),
-                "a record without some of them");
-        continue;
-      }
-      if (r.end_ns < r.start_ns) {
-        Problem(Stat::ipfix_bad_record, rec_offset, "flow end >= flow start",
-                fmt::format("end {} ns < start {} ns", r.end_ns, r.start_ns));
-        continue;
-      }
-      while (!point_name.empty() && point_name.back() == '\0') point_name.remove_suffix(1);
-      r.point = points_.Intern(point_name);
-      ++delivered_;
-      Count(Stat::records_read);
-      sink_->OnRecord(r);
-    }
+    decoder_.DecodeMessage(std::span<const uint8_t>(msg, len), 0, offset);
   }
 
   const std::string& name_;
-  FlowSink* sink_;
   Stats* stats_;
   internal::ProblemLog log_;
-  internal::PointCache points_;
-  std::unordered_map<uint64_t, Template> templates_;
+  ingest::ExportDecoder decoder_;
   bool resyncing_ = false;
-  uint64_t delivered_ = 0;
   uint64_t messages_ = 0;
 };
 

@@ -19,6 +19,9 @@
 // 1968..2104 round-trips) and fraction = ceil(ns * 2^32 / 1e9), decoded as
 // floor(frac * 1e9 / 2^32): exact to the ns.
 //
+// The reader frames the file into messages (and resynchronizes after a bad header); the messages
+// themselves are decoded by ingest/ipfix/export_decoder.h, shared with captures and the UDP
+// collector (NetFlow v9 too, options records with sampling, every timestamp form).
 // The reader keys templates by (observation domain, template id), accepts fields in any order and
 // of reduced size (RFC 7011 6.2), skips unknown and enterprise fields by length, understands
 // IPv4/IPv6 addresses, timestamps in s (150/151), ms (152/153), µs (154/155) and ns (156/157),

@@ -1,5 +1,7 @@
 #include "sim/scenarios.h"
 
+#include <algorithm>
+
 namespace prism::sim {
 namespace {
 
@@ -22,6 +24,24 @@ SimConfig Tiny() {
   c.fabric.spines = 2;
   c.duration_s = 30;
   JobConfig j = Job(0, 4, 2, 8, 8, 40);
+  c.jobs.push_back(j);
+  return c;
+}
+
+// Small enough to emit as packets (`simulate --emit pcap`, ~10^5 RoCE packets): 32 GPUs, one
+// 2x2x8 job with small tensors, 3 s.
+SimConfig PcapTiny() {
+  SimConfig c;
+  c.name = "pcap-tiny";
+  c.fabric.hosts = 4;
+  c.fabric.hosts_per_pod = 2;
+  c.fabric.spines = 2;
+  c.duration_s = 3;
+  c.warmup_s = 1;
+  JobConfig j = Job(0, 2, 2, 8, 4, 6);
+  j.grad_mib = 1;
+  j.activation_mib = 2;
+  j.optimizer_ms = 8;
   c.jobs.push_back(j);
   return c;
 }
@@ -120,9 +140,11 @@ SimConfig Scale(const char* name, int n_jobs, int spines) {
 
 // Counters mode (docs/counters.md): three jobs with steps of 5-9 s on 20 hosts for ten minutes, a
 // 40 s job-wide stall and a slow server (all 8 GPUs of one host 1.4x slower for two minutes).
-SimConfig Counters() {
+// `scale` multiplies every compute time (so the step length) and the run's length: "counters-short"
+// (0.3: 1.6-2.6 s steps) and "counters-long" (3: 16-26 s steps, 30 min) measure accuracy vs step length.
+SimConfig Counters(const char* name = "counters", double scale = 1) {
   SimConfig c;
-  c.name = "counters";
+  c.name = name;
   c.fabric.hosts = 20;
   c.fabric.hosts_per_pod = 16;
   c.fabric.spines = 2;
@@ -148,6 +170,18 @@ SimConfig Counters() {
   stall.start_s = 200;
   stall.end_s = 240;
   c.faults.push_back(stall);
+  if (scale != 1) {
+    for (JobConfig& j : c.jobs) {
+      j.fwd_ms *= scale;
+      j.optimizer_ms *= scale;
+    }
+    const double time_scale = std::max(1.0, scale);
+    c.duration_s *= time_scale;
+    for (FaultConfig& f : c.faults) {
+      f.start_s *= time_scale;
+      f.end_s *= time_scale;
+    }
+  }
   return c;
 }
 
@@ -156,6 +190,7 @@ SimConfig Counters() {
 std::vector<ScenarioInfo> ListScenarios() {
   return {
       {"tiny", "64 GPUs, one 4x2x8 job (DP x PP x TP), 8 micro-batches, 30 s"},
+      {"pcap-tiny", "32 GPUs, one 2x2x8 job with small tensors, 3 s: for --emit pcap"},
       {"paper", "2,880 GPUs, five jobs of 256-1,024 GPUs with different layouts and schedules, 60 s"},
       {"faults", "paper + a straggler GPU, a degraded spine and a congested leaf-spine link"},
       {"zero", "paper with ZeRO-style DP: uniform buckets overlapped with backward, param all-gather"},
@@ -164,6 +199,8 @@ std::vector<ScenarioInfo> ListScenarios() {
       {"scale-10k", "10,240 GPUs, ten 1,024-GPU jobs, one minute"},
       {"counters", "160 GPUs, three jobs with 5-9 s steps, a 40 s stall and a slow server, 10 min "
                    "(for --emit counters)"},
+      {"counters-short", "counters with 0.3x compute: 1.6-2.6 s steps"},
+      {"counters-long", "counters with 3x compute and length: 16-26 s steps, 30 min"},
       {"scale-100k", "102,400 GPUs, a hundred 1,024-GPU jobs, one minute"},
   };
 }
@@ -171,11 +208,14 @@ std::vector<ScenarioInfo> ListScenarios() {
 StatusOr<SimConfig> MakeScenario(const std::string& name, uint64_t seed) {
   SimConfig c;
   if (name == "tiny") c = Tiny();
+  else if (name == "pcap-tiny") c = PcapTiny();
   else if (name == "paper") c = Paper();
   else if (name == "faults") c = Faults();
   else if (name == "zero") c = Zero();
   else if (name == "noisy") c = Noisy();
   else if (name == "counters") c = Counters();
+  else if (name == "counters-short") c = Counters("counters-short", 0.3);
+  else if (name == "counters-long") c = Counters("counters-long", 3);
   else if (name == "scale-10k") c = Scale("scale-10k", 10, 16);
   else if (name == "scale-100k") c = Scale("scale-100k", 100, 64);
   else return MakeError(ErrorCode::kInvalidArgument, "unknown scenario '{}' (see --list)", name);

@@ -1,0 +1,252 @@
+#include "ingest/ipfix/export_decoder.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "testing/packet_builder.h"
+
+namespace prism::ingest {
+namespace {
+
+using namespace prism::testing;  // NOLINT
+
+struct Collect : FlowSink {
+  void OnRecord(const FlowRecord& r) override { records.push_back(r); }
+  std::vector<FlowRecord> records;
+};
+
+// NetFlow v9 packet: header + flowsets (each already framed).
+Bytes V9(uint32_t uptime_ms, uint32_t unix_s, uint32_t source_id, const std::vector<Bytes>& sets) {
+  Bytes b;
+  Put16(&b, 9);
+  Put16(&b, static_cast<uint16_t>(sets.size()));
+  Put32(&b, uptime_ms);
+  Put32(&b, unix_s);
+  Put32(&b, 1);
+  Put32(&b, source_id);
+  for (const Bytes& s : sets) Append(&b, s);
+  return b;
+}
+
+Bytes Set(uint16_t id, const Bytes& body) {
+  Bytes b;
+  Put16(&b, id);
+  Put16(&b, static_cast<uint16_t>(4 + body.size()));
+  Append(&b, body);
+  return b;
+}
+
+Bytes Ipfix(uint32_t export_s, uint32_t domain, const std::vector<Bytes>& sets) {
+  Bytes b;
+  Put16(&b, 10);
+  Put16(&b, 0);
+  Put32(&b, export_s);
+  Put32(&b, 1);
+  Put32(&b, domain);
+  for (const Bytes& s : sets) Append(&b, s);
+  b[2] = static_cast<uint8_t>(b.size() >> 8);
+  b[3] = static_cast<uint8_t>(b.size());
+  return b;
+}
+
+// v9 template 300: src(8) dst(12) bytes(1,4) pkts(2,4) first(22) last(21) sport dport proto
+// samplerId(48,1).
+Bytes V9Template() {
+  Bytes t;
+  Put16(&t, 300);
+  Put16(&t, 10);
+  for (auto [id, len] : std::vector<std::pair<uint16_t, uint16_t>>{
+           {8, 4}, {12, 4}, {1, 4}, {2, 4}, {22, 4}, {21, 4}, {7, 2}, {11, 2}, {4, 1}, {48, 1}}) {
+    Put16(&t, id);
+    Put16(&t, len);
+  }
+  return Set(0, t);
+}
+
+Bytes V9Record(uint32_t first_ms, uint32_t last_ms, uint32_t bytes, uint8_t sampler) {
+  Bytes r;
+  Put32(&r, V4(10, 0, 0, 1));
+  Put32(&r, V4(10, 0, 0, 2));
+  Put32(&r, bytes);
+  Put32(&r, 3);
+  Put32(&r, first_ms);
+  Put32(&r, last_ms);
+  Put16(&r, 4000);
+  Put16(&r, 4791);
+  r.push_back(17);
+  r.push_back(sampler);
+  return r;
+}
+
+std::span<const uint8_t> S(const Bytes& b) { return b; }
+
+TEST(ExportDecoder, NetflowV9UptimeTimesAndSamplerOptions) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  ExportDecoder d("t", &sink, &points, &stats);
+  uint32_t ex = d.AddExporter(IpAddr::FromV4(V4(127, 0, 0, 1)), 9999, "127.0.0.1");
+  // Options template 400: scope System(1, 4), option sampler id (48, 1) + interval (50, 4).
+  Bytes ot;
+  Put16(&ot, 400);
+  Put16(&ot, 4);
+  Put16(&ot, 8);
+  for (auto [id, len] : std::vector<std::pair<uint16_t, uint16_t>>{{1, 4}, {48, 1}, {50, 4}}) {
+    Put16(&ot, id);
+    Put16(&ot, len);
+  }
+  Put16(&ot, 0);  // padding
+  Bytes opt;
+  Put32(&opt, 0);
+  opt.push_back(5);
+  Put32(&opt, 1000);
+  opt.resize(opt.size() + 3, 0);  // padding
+  // Uptime 100000 ms at unix 1700000000 s: a flow 2000..1000 ms before the export.
+  Bytes pkt = V9(100000, 1'700'000'000, 7,
+                 {V9Template(), Set(1, ot), Set(400, opt),
+                  Set(300, V9Record(98000, 99000, 1500, 5)), Set(300, V9Record(99500, 99600, 10, 6))});
+  d.DecodeMessage(S(pkt), ex);
+  ASSERT_EQ(sink.records.size(), 2u);
+  const FlowRecord& r = sink.records[0];
+  EXPECT_EQ(r.start_ns, 1'699'999'998'000'000'000);
+  EXPECT_EQ(r.end_ns, 1'699'999'999'000'000'000);
+  EXPECT_EQ(r.bytes, 1500u);
+  EXPECT_EQ(r.packets, 3u);
+  EXPECT_EQ(r.sampling_rate, 1000u);           // sampler 5 from the options record
+  EXPECT_EQ(sink.records[1].sampling_rate, 1u);  // unknown sampler 6
+  EXPECT_EQ(points.Name(r.point), "127.0.0.1");
+  EXPECT_EQ(stats.Get(Stat::ipfix_options_record), 1u);
+  EXPECT_EQ(stats.Get(Stat::netflow_v9_packets), 1u);
+  EXPECT_EQ(stats.SkippedTotal(), 0u);
+}
+
+TEST(ExportDecoder, NetflowV9UptimeWrapsAround) {
+  Collect sink;
+  PointTable points;
+  ExportDecoder d("t", &sink, &points, nullptr);
+  // sysUptime wrapped to 500 ms; the flow ended at uptime 2^32 - 500 (1 s earlier).
+  Bytes pkt = V9(500, 1'700'000'000, 1,
+                 {V9Template(), Set(300, V9Record(0xFFFFFE0Cu - 1000, 0xFFFFFE0Cu, 1, 0))});
+  d.DecodeMessage(S(pkt), 0);
+  ASSERT_EQ(sink.records.size(), 1u);
+  EXPECT_EQ(sink.records[0].end_ns, 1'699'999'999'000'000'000);
+  EXPECT_EQ(sink.records[0].start_ns, 1'699'999'998'000'000'000);
+}
+
+TEST(ExportDecoder, TemplatesArePerExporterAndDomain) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  ExportDecoder d("t", &sink, &points, &stats);
+  uint32_t a = d.AddExporter(IpAddr::FromV4(1), 1, "a");
+  uint32_t b = d.AddExporter(IpAddr::FromV4(2), 1, "b");
+  d.DecodeMessage(S(V9(100000, 1'700'000'000, 7, {V9Template()})), a);
+  d.DecodeMessage(S(V9(100000, 1'700'000'000, 7, {Set(300, V9Record(1, 2, 3, 0))})), b);
+  d.DecodeMessage(S(V9(100000, 1'700'000'000, 8, {Set(300, V9Record(1, 2, 3, 0))})), a);
+  EXPECT_EQ(sink.records.size(), 0u);
+  EXPECT_EQ(stats.Get(Stat::ipfix_unknown_template), 2u);
+  d.DecodeMessage(S(V9(100000, 1'700'000'000, 7, {Set(300, V9Record(1, 2, 3, 0))})), a);
+  EXPECT_EQ(sink.records.size(), 1u);
+}
+
+TEST(ExportDecoder, IpfixEnterpriseVarLenDeltaTimesAndSelectorSampling) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  ExportDecoder d("t", &sink, &points, &stats);
+  // Template 256: src dst octets(1,8) enterprise(0x8000|5, varlen, pen 9) start/end delta µs
+  // (158/159, 4) selectorId(302, 2).
+  Bytes t;
+  Put16(&t, 256);
+  Put16(&t, 7);
+  Put16(&t, 8); Put16(&t, 4);
+  Put16(&t, 12); Put16(&t, 4);
+  Put16(&t, 1); Put16(&t, 8);
+  Put16(&t, 0x8005); Put16(&t, 0xFFFF); Put32(&t, 9);
+  Put16(&t, 158); Put16(&t, 4);
+  Put16(&t, 159); Put16(&t, 4);
+  Put16(&t, 302); Put16(&t, 2);
+  // Options template 257: scope selectorId(302, 2); samplingSize(309) + population(310).
+  Bytes ot;
+  Put16(&ot, 257);
+  Put16(&ot, 3);
+  Put16(&ot, 1);
+  Put16(&ot, 302); Put16(&ot, 2);
+  Put16(&ot, 309); Put16(&ot, 4);
+  Put16(&ot, 310); Put16(&ot, 4);
+  Bytes o;
+  Put16(&o, 0);  // scope value: selector 0 is skipped as scope... selector id read from options
+  Put32(&o, 1);
+  Put32(&o, 512);
+  Bytes rec;
+  Put32(&rec, 1);
+  Put32(&rec, 2);
+  Put64(&rec, 123456);
+  rec.push_back(3);
+  rec.insert(rec.end(), {'x', 'y', 'z'});
+  Put32(&rec, 2'000'000);  // started 2 s before export
+  Put32(&rec, 1'000'000);
+  Put16(&rec, 0);
+  Bytes msg = Ipfix(1'700'000'000, 3, {Set(2, t), Set(3, ot), Set(257, o), Set(256, rec)});
+  d.DecodeMessage(S(msg), 0);
+  ASSERT_EQ(sink.records.size(), 1u);
+  EXPECT_EQ(sink.records[0].bytes, 123456u);
+  EXPECT_EQ(sink.records[0].start_ns, 1'699'999'998'000'000'000);
+  EXPECT_EQ(sink.records[0].end_ns, 1'699'999'999'000'000'000);
+  // The options record's scope is its selector id, so the interval is the domain default.
+  EXPECT_EQ(sink.records[0].sampling_rate, 512u);
+}
+
+TEST(ExportDecoder, TemplateCacheIsBounded) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  ExportDecoder d("t", &sink, &points, &stats, 0);
+  for (uint32_t dom = 0; dom < 40; ++dom) {
+    Bytes body;
+    for (uint16_t tid = 256; tid < 256 + 2000; ++tid) {
+      Put16(&body, tid);
+      Put16(&body, 1);
+      Put16(&body, 1);
+      Put16(&body, 4);
+    }
+    // Split into messages that fit 64 KiB.
+    for (size_t off = 0; off < body.size(); off += 8 * 4000) {
+      Bytes part(body.begin() + off, body.begin() + std::min(body.size(), off + 8 * 4000));
+      d.DecodeMessage(S(Ipfix(1, dom, {Set(2, part)})), 0);
+    }
+  }
+  EXPECT_GT(stats.Get(Stat::ipfix_template_limit), 0u);
+}
+
+TEST(ExportDecoder, RandomDatagramsNeverCrash) {
+  std::mt19937 rng(7);
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  ExportDecoder d("t", &sink, &points, &stats, 0);
+  Bytes good = V9(100000, 1'700'000'000, 7, {V9Template(), Set(300, V9Record(1, 2, 3, 0))});
+  for (int i = 0; i < 5000; ++i) {
+    Bytes b = good;
+    int flips = 1 + rng() % 6;
+    for (int k = 0; k < flips; ++k) b[rng() % b.size()] = static_cast<uint8_t>(rng());
+    if (rng() % 3 == 0) b.resize(rng() % b.size());
+    d.DecodeMessage(S(b), 0);
+  }
+  EXPECT_LE(d.records(), 5000u);
+}
+
+TEST(ExportDecoder, LooksLikeExportDatagram) {
+  Bytes v9 = V9(1, 2, 3, {V9Template()});
+  EXPECT_TRUE(LooksLikeExportDatagram(v9, v9.size()));
+  Bytes ipfix = Ipfix(1, 2, {V9Template()});
+  EXPECT_TRUE(LooksLikeExportDatagram(ipfix, ipfix.size()));
+  EXPECT_FALSE(LooksLikeExportDatagram(ipfix, ipfix.size() + 1));
+  Bytes dns = {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
+  EXPECT_FALSE(LooksLikeExportDatagram(dns, dns.size()));
+}
+
+}  // namespace
+}  // namespace prism::ingest

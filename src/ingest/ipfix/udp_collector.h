@@ -1,0 +1,82 @@
+// File: ingest/ipfix/udp_collector.h
+// A live IPFIX / NetFlow v9 collector on a UDP socket, for `serve` and the interop tests. A
+// receiver thread reads datagrams into a bounded queue (datagrams beyond it are dropped and
+// counted: collector_datagrams_dropped); the owner drains the queue on its own thread through
+// one ExportDecoder, so templates persist across drains and FlowSink / Stats need no locking.
+// Each datagram is decoded as from exporter (source address, source port), whose address is the
+// records' observation point unless they carry their own.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <condition_variable>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/flow_record.h"
+#include "core/ip_addr.h"
+#include "core/name_table.h"
+#include "core/stats.h"
+#include "core/status.h"
+#include "ingest/ipfix/export_decoder.h"
+
+namespace prism::ingest {
+
+struct UdpCollectorOptions {
+  std::string bind_address = "127.0.0.1";  // IPv4 or IPv6 literal
+  uint16_t port = 0;                       // 0 = any free port (see port())
+  size_t max_queued_datagrams = 4096;      // bounded memory: at most this many x 64 KiB
+};
+
+class UdpCollector {
+ public:
+  // Binds and starts the receiver thread. kInvalidArgument for a bad address, kInternal when
+  // the socket cannot be bound.
+  static StatusOr<std::unique_ptr<UdpCollector>> Start(const UdpCollectorOptions& options,
+                                                       FlowSink* sink, PointTable* points);
+  ~UdpCollector();
+  UdpCollector(const UdpCollector&) = delete;
+  UdpCollector& operator=(const UdpCollector&) = delete;
+
+  uint16_t port() const { return port_; }
+
+  // Waits up to `wait` for a datagram, then decodes every queued one into the sink (counting
+  // into `stats`, which may be null). Returns the number of datagrams decoded.
+  size_t Drain(std::chrono::milliseconds wait, Stats* stats);
+  // Stops the receiver thread (queued datagrams stay for a last Drain).
+  void Stop();
+
+  uint64_t records() const { return decoder_ ? decoder_->records() : 0; }
+  uint64_t datagrams_received() const { return received_.load(); }
+
+ private:
+  struct Datagram {
+    IpAddr from;
+    uint16_t port;
+    std::vector<uint8_t> data;
+  };
+  UdpCollector() = default;
+  void Receive();
+
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  size_t max_queued_ = 0;
+  FlowSink* sink_ = nullptr;
+  PointTable* points_ = nullptr;
+  std::unique_ptr<ExportDecoder> decoder_;
+  Stats decoder_stats_;  // the decoder counts here; Drain moves the counts to the caller's
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> received_{0};
+  std::atomic<uint64_t> dropped_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Datagram> queue_;
+};
+
+}  // namespace prism::ingest

@@ -1,0 +1,106 @@
+#include "ingest/ipfix/udp_collector.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "testing/packet_builder.h"
+
+namespace prism::ingest {
+namespace {
+
+using namespace prism::testing;  // NOLINT
+
+struct Collect : FlowSink {
+  void OnRecord(const FlowRecord& r) override { records.push_back(r); }
+  std::vector<FlowRecord> records;
+};
+
+// One sending socket for the whole test: templates are scoped by the exporter's address *and*
+// port (its transport session), so every datagram must come from the same source port.
+void SendTo(uint16_t port, const Bytes& b) {
+  static int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sendto(fd, b.data(), b.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof(to));
+}
+
+Bytes IpfixMessage(bool with_template, uint32_t bytes) {
+  Bytes b = {0, 10, 0, 0};
+  Put32(&b, 1'700'000'000);
+  Put32(&b, 0);
+  Put32(&b, 1);
+  if (with_template) {
+    Bytes t;
+    Put16(&t, 2);
+    Put16(&t, 4 + 4 + 5 * 4);
+    Put16(&t, 256);
+    Put16(&t, 5);
+    for (auto [id, len] : std::vector<std::pair<uint16_t, uint16_t>>{
+             {8, 4}, {12, 4}, {1, 4}, {152, 8}, {153, 8}}) {
+      Put16(&t, id);
+      Put16(&t, len);
+    }
+    Append(&b, t);
+  }
+  Put16(&b, 256);
+  Put16(&b, 4 + 28);
+  Put32(&b, V4(10, 0, 0, 1));
+  Put32(&b, V4(10, 0, 0, 2));
+  Put32(&b, bytes);
+  Put64(&b, 1'700'000'000'000);
+  Put64(&b, 1'700'000'000'500);
+  b[2] = static_cast<uint8_t>(b.size() >> 8);
+  b[3] = static_cast<uint8_t>(b.size());
+  return b;
+}
+
+TEST(UdpCollector, ReceivesIpfixOnAFreeLoopbackPort) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  auto c = UdpCollector::Start({}, &sink, &points);
+  ASSERT_TRUE(c) << c.error().message;
+  ASSERT_NE((*c)->port(), 0);
+  SendTo((*c)->port(), IpfixMessage(true, 100));
+  SendTo((*c)->port(), IpfixMessage(false, 200));
+  SendTo((*c)->port(), Bytes{1, 2, 3});
+  size_t got = 0;
+  for (int i = 0; i < 50 && got < 3; ++i) got += (*c)->Drain(std::chrono::milliseconds(100), &stats);
+  ASSERT_EQ(got, 3u);
+  ASSERT_EQ(sink.records.size(), 2u);
+  EXPECT_EQ(sink.records[1].bytes, 200u);
+  EXPECT_EQ(sink.records[0].end_ns, 1'700'000'000'500'000'000);
+  EXPECT_EQ(points.Name(sink.records[0].point), "127.0.0.1");
+  EXPECT_EQ(stats.Get(Stat::collector_bad_datagram), 1u);
+}
+
+TEST(UdpCollector, QueueIsBounded) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  UdpCollectorOptions o;
+  o.max_queued_datagrams = 4;
+  auto c = UdpCollector::Start(o, &sink, &points);
+  ASSERT_TRUE(c);
+  for (int i = 0; i < 50; ++i) SendTo((*c)->port(), IpfixMessage(true, 1));
+  for (int i = 0; i < 100 && (*c)->datagrams_received() < 50; ++i) usleep(10'000);
+  (*c)->Stop();
+  (*c)->Drain(std::chrono::milliseconds(0), &stats);
+  EXPECT_EQ(sink.records.size(), 4u);
+  EXPECT_EQ(stats.Get(Stat::collector_datagrams_dropped), 46u);
+}
+
+TEST(UdpCollector, BadAddressIsAnError) {
+  auto c = UdpCollector::Start({"not-an-ip", 0, 4}, nullptr, nullptr);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace prism::ingest
