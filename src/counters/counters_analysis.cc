@@ -320,9 +320,30 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
     if (res.servers[i].period.period_s > 0) cand.push_back(static_cast<int>(i));
   const size_t detrend_window =
       std::max<size_t>(static_cast<size_t>(3 * options.period.max_period_s / bin_s), 8);
+  // One smoothing for all: a quarter of a short period among the candidates (10th percentile).
+  double short_period = 0;
+  {
+    std::vector<double> ps;
+    for (int c : cand) ps.push_back(res.servers[c].period.period_s);
+    if (!ps.empty()) {
+      std::sort(ps.begin(), ps.end());
+      short_period = ps[ps.size() / 10];
+    }
+  }
   std::vector<std::vector<double>> z(cand.size());
   for (size_t c = 0; c < cand.size(); ++c) {
     z[c] = Detrend(rate[cand[c]], valid[cand[c]], detrend_window);
+    // Correlate the iteration-scale shape, not per-transfer detail nor poll-phase noise: smooth
+    // over a quarter of the server's period.
+    const size_t w = static_cast<size_t>(0.25 * short_period / bin_s);
+    if (w >= 2) {
+      std::vector<double> pre(nb + 1, 0);
+      for (size_t t = 0; t < nb; ++t) pre[t + 1] = pre[t] + z[c][t];
+      for (size_t t = 0; t < nb; ++t) {
+        size_t lo = t > w / 2 ? t - w / 2 : 0, hi = std::min(nb, t + w / 2 + 1);
+        z[c][t] = (pre[hi] - pre[lo]) / static_cast<double>(hi - lo);
+      }
+    }
     double e = 0;
     for (double v : z[c]) e += v * v;
     e = std::sqrt(e);
@@ -509,6 +530,31 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
     }
     double mean_rate = normal_rate.empty() ? 0
                        : std::accumulate(normal_rate.begin(), normal_rate.end(), 0.0) / normal_rate.size();
+    // The longest silence of a normal iteration (compute phases are quiet too): a stall must
+    // exceed it by a typical iteration.
+    auto longest_quiet = [&](size_t b0, size_t b1, size_t* at) {
+      size_t best = 0, cur = 0;
+      for (size_t t = b0; t < b1 && t < nb; ++t) {
+        if (J[t] < 0.1 * mean_rate) {
+          if (++cur > best) {
+            best = cur;
+            if (at) *at = t + 1 - cur;
+          }
+        } else {
+          cur = 0;
+        }
+      }
+      return best * bin_s;
+    };
+    std::vector<double> normal_quiet;
+    for (const Iteration& it : job.iterations) {
+      double d = (it.end_ms - it.start_ms) / 1000.0;
+      if (it.gap || std::abs(d - med) > options.k * sigma) continue;
+      normal_quiet.push_back(longest_quiet(
+          static_cast<size_t>((it.start_ms - grid.start_ms) / 1000.0 / bin_s),
+          static_cast<size_t>((it.end_ms - grid.start_ms) / 1000.0 / bin_s), nullptr));
+    }
+    const double quiet_normal = Median(normal_quiet);
     std::vector<bool> flagged(job.iterations.size(), false);
     for (size_t k = 0; k < job.iterations.size(); ++k) {
       const Iteration& it = job.iterations[k];
@@ -521,31 +567,22 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
       // Longest silence inside the run.
       size_t b0 = static_cast<size_t>((first.start_ms - grid.start_ms) / 1000.0 / bin_s);
       size_t b1 = std::min(nb, static_cast<size_t>((last.end_ms - grid.start_ms) / 1000.0 / bin_s));
-      size_t best_len = 0, best_at = b0, cur = 0;
-      for (size_t t = b0; t < b1; ++t) {
-        if (J[t] < 0.1 * mean_rate) {
-          if (++cur > best_len) {
-            best_len = cur;
-            best_at = t + 1 - cur;
-          }
-        } else {
-          cur = 0;
-        }
-      }
+      size_t best_at = b0;
+      const double quiet_s = longest_quiet(b0, b1, &best_at);
+      const size_t best_len = static_cast<size_t>(std::llround(quiet_s / bin_s));
       double longest = 0, total = 0;
       for (size_t k = run.first; k <= run.last; ++k) {
         double d = (job.iterations[k].end_ms - job.iterations[k].start_ms) / 1000.0;
         longest = std::max(longest, d);
         total += d;
       }
-      const double quiet_s = best_len * bin_s;
       CountersFinding f;
       f.job = static_cast<int>(ji);
       f.servers = job.servers;
       f.baseline = med;
       f.sigma = sigma;
       f.units = static_cast<int>(run.last - run.first + 1);
-      if (quiet_s >= 0.5 * med && quiet_s >= 2 * refresh_s) {
+      if (quiet_s >= quiet_normal + med && quiet_s >= 2 * refresh_s) {
         f.kind = "job_stall";
         f.severity = quiet_s >= 3 * med ? 2 : 1;
         f.start_ms = grid.BinStartMs(best_at);

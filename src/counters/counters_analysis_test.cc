@@ -33,14 +33,27 @@ TEST(Period, FindsThePeriodOfAPulseTrain) {
   EXPECT_GT(e.strength, 0.5);
 }
 
-// The harmonic trap: a 22.8 s iteration with two unequal bursts correlates well at 11.4 s too.
+// The harmonic trap: a 22.8 s iteration with a small second burst correlates at 11.4 s too.
 TEST(Period, HarmonicTrapTakesTheFullIteration) {
-  auto x = Pulses(22.8, 2, 0.4, 1200);
+  auto x = Pulses(22.8, 2, 0.15, 1200);
   std::vector<uint8_t> ok(x.size(), 1);
   EXPECT_NEAR(EstimatePeriod(x, ok, kBin, {}).period_s, 22.8, 0.23);
   // Equal halves: the fundamental is 11.4 s.
   auto y = Pulses(22.8, 2, 1.0, 1200);
   EXPECT_NEAR(EstimatePeriod(y, ok, kBin, {}).period_s, 11.4, 0.12);
+}
+
+// Aliasing: every 4th iteration stronger (as a 1 s refresh against a 5.25 s step does) makes the
+// ACF peak at 4P; the fundamental is still P.
+TEST(Period, MultipleFavouredByAliasingStillGivesTheStep) {
+  std::vector<double> x(static_cast<size_t>(1200 / kBin));
+  for (size_t i = 0; i < x.size(); ++i) {
+    double t = i * kBin;
+    int k = static_cast<int>(t / 5.25);
+    if (std::fmod(t, 5.25) < 2) x[i] = k % 4 == 0 ? 1.6 : 1;
+  }
+  std::vector<uint8_t> ok(x.size(), 1);
+  EXPECT_NEAR(EstimatePeriod(x, ok, kBin, {}).period_s, 5.25, 0.08);  // 1.5%: the job-level period comes from iterations
 }
 
 TEST(Period, NoiseIsNotPeriodic) {

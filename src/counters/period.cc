@@ -113,9 +113,17 @@ PeriodEstimate EstimatePeriod(std::span<const double> x_in, std::span<const uint
   if (peaks.empty()) return est;
   double best = 0;
   for (const Peak& p : peaks) best = std::max(best, p.r);
+  size_t best_lag = 0;
+  for (const Peak& p : peaks)
+    if (p.r == best) best_lag = p.lag;
+  // The fundamental: the shortest peak nearly as strong as the best, or a clearly significant one
+  // whose multiple the best peak is (sampling aliasing — a 1 s refresh against a 5.22 s step
+  // repeats every 4 steps — or alternating iterations can favour a multiple).
   const Peak* fund = nullptr;
   for (const Peak& p : peaks) {
-    if (p.r >= options.harmonic_ratio * best) {
+    const double k = static_cast<double>(best_lag) / static_cast<double>(p.lag);
+    const bool divides = k >= 1.5 && std::abs(k - std::round(k)) <= 0.04 * std::round(k);
+    if (p.r >= options.harmonic_ratio * best || (divides && p.r >= 0.5 * best)) {
       fund = &p;
       break;
     }
@@ -148,7 +156,7 @@ PeriodEstimate EstimatePeriod(std::span<const double> x_in, std::span<const uint
 bool HarmonicallyRelated(double a_s, double b_s, double tolerance) {
   if (a_s <= 0 || b_s <= 0) return false;
   const double ratio = a_s > b_s ? a_s / b_s : b_s / a_s;
-  for (double k : {1.0, 2.0, 3.0}) {
+  for (double k : {1.0, 2.0, 3.0, 4.0, 5.0, 6.0}) {
     if (std::abs(ratio - k) <= tolerance * k) return true;
   }
   return false;

@@ -38,7 +38,8 @@ std::vector<double> Autocorrelation(std::span<const double> x, size_t max_lag);
 PeriodEstimate EstimatePeriod(std::span<const double> x, std::span<const uint8_t> valid,
                               double bin_s, const PeriodOptions& options);
 
-// Are two periods the same job's, up to a harmonic (ratio 1, 2, 3 or 1/2, 1/3 within tolerance)?
+// Are two periods the same job's, up to a harmonic (integer ratio 1..6 either way, within
+// tolerance)? One server's ACF may favour 4P when its own iterations alternate in shape.
 bool HarmonicallyRelated(double a_s, double b_s, double tolerance = 0.05);
 
 }  // namespace prism::counters

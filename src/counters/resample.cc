@@ -67,9 +67,10 @@ uint64_t SpreadPort(const PortSeries& port, const Grid& grid, const SpreadOption
   auto value = [&](size_t i) {
     return (options.in ? port.in_bytes[i] : 0) + (options.out ? port.out_bytes[i] : 0);
   };
-  // Marks bins entirely inside (a, b] (grid ms offsets) as covered.
+  // Marks bins overlapping (a, b] (grid ms offsets) as covered (a bin straddling two polls'
+  // intervals is covered by both).
   auto cover = [&](double a, double b) {
-    double first = std::ceil(a / bin_ms), last = std::floor(b / bin_ms);  // bins [first, last)
+    double first = std::floor(a / bin_ms), last = std::ceil(b / bin_ms);  // bins [first, last)
     first = std::max(first, 0.0);
     last = std::min(last, nbins);
     for (double k = first; k < last; ++k) ++covered[static_cast<size_t>(k)];

@@ -36,7 +36,7 @@ struct PollProfile {
 PollProfile ProfilePolls(const CountersData& data);
 
 // Adds the port's in+out deltas (or only one direction) into `bytes` (grid.bins entries) and
-// counts, per bin, that this port had data there (`covered`, incremented for bins fully inside
+// counts, per bin, that this port had data there (`covered`, incremented for bins overlapping
 // intervals no longer than max_gap_s). The first poll's delta is dropped (its interval is unknown).
 // Returns the bytes spread (in-grid and clipped parts both count; the grid should cover the data).
 struct SpreadOptions {
