@@ -13,6 +13,7 @@ packages=(
   # decoders, flow exporters and a reference collector, clang's libFuzzer
   tcpdump tshark python3-scapy softflowd nfdump pmacct clang libclang-rt-14-dev
   chromium   # headless browser for the HTML report test (tests/browser), driven by playwright-core
+  prometheus # counters mode: real Prometheus + promtool backfill (tests/counters/prometheus_e2e.sh)
 )
 # node/npm run the browser test; a machine may already have them from another source (nodesource
 # ships npm inside its nodejs package, which Debian's npm would conflict with): add only if absent.
