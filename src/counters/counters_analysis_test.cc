@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "counters/counters_report.h"
 #include "counters/period.h"
+#include "output/report_json.h"
+#include "output/text_summary.h"
 
 namespace prism::counters {
 namespace {
@@ -152,6 +155,25 @@ TEST(AnalyzeCounters, JobsPeriodsStallAndOutOfStep) {
                 (f.start_ms - t0 > 290'000 && f.end_ms - t0 < 340'000))
         << f.kind << " " << f.summary;
   }
+}
+
+// The common report in counters mode: JSON mode and sections, and the summary's counters view.
+TEST(CountersReport, JsonAndSummary) {
+  PortTopology topo;
+  CountersData data = MakeCluster(&topo);
+  Stats stats;
+  CountersResult r = AnalyzeCounters(data, topo, {}, &stats);
+  output::Report report = BuildCountersReport(r, data, {{"c.csv", "counters-csv", data.rows}}, stats);
+  nlohmann::json doc = output::BuildReportJson(report);
+  EXPECT_EQ(doc["mode"], "counters");
+  ASSERT_EQ(doc["jobs"].size(), 2u);
+  EXPECT_EQ(doc["jobs"][0]["hosts"].size(), 4u);
+  EXPECT_EQ(doc["counters"]["jobs"][0]["iterations"].size(), r.jobs[0].iterations.size());
+  EXPECT_FALSE(doc["counters"]["jobs"][0]["plot"]["gbps"].empty());
+  const std::string text = output::FormatSummary(report, false);
+  EXPECT_NE(text.find("Jobs: 2 (from port counters)"), std::string::npos) << text;
+  EXPECT_NE(text.find("job_stall"), std::string::npos);
+  EXPECT_NE(text.find("counter polls read"), std::string::npos);
 }
 
 }  // namespace

@@ -130,7 +130,30 @@ std::string TrendLine(const Report& r, const ReportJob& job) {
                      Seconds(lo->median_s), Sparkline(series, 48), Seconds(hi->median_s));
 }
 
+// Counters mode: servers, step period, iterations and the per-NIC rate signature of each job.
+void AppendCountersJobs(const Report& r, const Painter& p, std::string* out) {
+  fmt::format_to(std::back_inserter(*out), "{}\n",
+                 p.Bold(fmt::format("Jobs: {} (from port counters)", r.jobs.size())));
+  for (size_t i = 0; i < r.jobs.size(); ++i) {
+    const ReportJob& job = r.jobs[i];
+    const ReportCountersJob* c = i < r.counters.jobs.size() ? &r.counters.jobs[i] : nullptr;
+    fmt::format_to(std::back_inserter(*out), "  {}  {} servers ({} NICs)  {:.1f} Gb/s per server\n",
+                   p.Bold(job.id), job.hosts.size(), job.gpus.size(), c ? c->server_gbps : 0.0);
+    if (c != nullptr) {
+      std::vector<std::string> sig;
+      for (size_t k = 0; k < c->nic_names.size(); ++k)
+        sig.push_back(fmt::format("{} {:.0f}%", c->nic_names[k], 100 * c->signature[k]));
+      fmt::format_to(std::back_inserter(*out), "    step period {}, {} iterations, median {}, p99 {}\n",
+                     Seconds(c->period_s), c->iterations.size(), Seconds(job.step_time.median_s),
+                     Seconds(job.step_time.p99_s));
+      fmt::format_to(std::back_inserter(*out), "    NIC signature: {}\n", Abbreviated(sig, 8));
+    }
+    fmt::format_to(std::back_inserter(*out), "    servers: {}\n", Abbreviated(job.hosts, 6));
+  }
+}
+
 void AppendJobs(const Report& r, const Painter& p, std::string* out) {
+  if (r.mode == "counters") return AppendCountersJobs(r, p, out);
   fmt::format_to(std::back_inserter(*out), "{}\n", p.Bold(fmt::format("Jobs: {}", r.jobs.size())));
   for (const ReportJob& job : r.jobs) {
     const ReportLayout& l = job.layout;
@@ -189,6 +212,10 @@ void AppendFindings(const Report& r, const Painter& p, std::string* out) {
       for (const auto& g : f->gpus) gpus.push_back(g.ToString());
       fmt::format_to(std::back_inserter(*out), "    GPUs: {}\n", Abbreviated(gpus, kMaxGpusPerFinding));
     }
+    if (!f->hosts.empty()) {
+      fmt::format_to(std::back_inserter(*out), "    servers: {}\n",
+                     Abbreviated(f->hosts, kMaxGpusPerFinding));
+    }
     if (!f->switches.empty()) {
       fmt::format_to(std::back_inserter(*out), "    switches: {}\n",
                      Abbreviated(f->switches, kMaxGpusPerFinding));
@@ -203,7 +230,8 @@ void AppendFindings(const Report& r, const Painter& p, std::string* out) {
 
 void AppendInput(const Report& r, const Painter& p, std::string* out) {
   fmt::format_to(std::back_inserter(*out), "{}\n", p.Bold("Input"));
-  uint64_t read = r.input.Get(Stat::records_read);
+  const bool counters = r.mode == "counters";
+  uint64_t read = counters ? r.input.Get(Stat::counters_rows) : r.input.Get(Stat::records_read);
   std::string from;
   if (!r.sources.empty()) {
     std::vector<std::string> names;
@@ -212,7 +240,8 @@ void AppendInput(const Report& r, const Painter& p, std::string* out) {
     }
     from = fmt::format(" from {}", fmt::join(names, ", "));
   }
-  fmt::format_to(std::back_inserter(*out), "  {} records read{}\n", Grouped(read), from);
+  fmt::format_to(std::back_inserter(*out), "  {} {} read{}\n", Grouped(read),
+                 counters ? "counter polls" : "records", from);
   uint64_t skipped = r.input.SkippedTotal();
   if (skipped > 0) {
     fmt::format_to(std::back_inserter(*out), "  {}\n",
@@ -226,7 +255,7 @@ void AppendInput(const Report& r, const Painter& p, std::string* out) {
   }
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i] == 0 || kStatInfo[i].severity != StatSeverity::kInfo ||
-        static_cast<Stat>(i) == Stat::records_read) {
+        static_cast<Stat>(i) == Stat::records_read || static_cast<Stat>(i) == Stat::counters_rows) {
       continue;
     }
     fmt::format_to(std::back_inserter(*out), "  note: {} {}: {}\n", kStatInfo[i].name,
@@ -248,6 +277,19 @@ std::string FormatSummary(const Report& r, bool color) {
   for (const ReportWindow& w : r.windows) {
     first_ns = std::min(first_ns, w.records_start_ns);
     last_ns = std::max(last_ns, w.records_end_ns);
+  }
+  if (r.mode == "counters") {
+    const ReportCounters& c = r.counters;
+    fmt::format_to(std::back_inserter(out), "{}\n",
+                   p.Bold(fmt::format("llmprism (port counters): {} ports, {} polls over {:.0f}s; "
+                                      "poll {:.3f}s (p90 {:.3f}s), refresh {:.2f}s, {:.0f}% stale zeros",
+                                      c.ports, Grouped(c.polls), (r.end_ns - r.start_ns) / 1e9,
+                                      c.poll_s, c.poll_p90_s, c.refresh_s,
+                                      100 * c.stale_zero_fraction)));
+    AppendJobs(r, p, &out);
+    AppendFindings(r, p, &out);
+    AppendInput(r, p, &out);
+    return out;
   }
   fmt::format_to(std::back_inserter(out), "{}\n",
                  p.Bold(fmt::format("llmprism: {} window{} of {:g}s; records from {} to {}",
