@@ -9,7 +9,12 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libpcap-dev libcpp-httplib-dev
   python3
+  chromium   # headless browser for the HTML report test (tests/browser), driven by playwright-core
 )
+# node/npm run the browser test; a machine may already have them from another source (nodesource
+# ships npm inside its nodejs package, which Debian's npm would conflict with): add only if absent.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

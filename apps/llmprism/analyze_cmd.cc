@@ -1,13 +1,17 @@
 // File: apps/llmprism/analyze_cmd.cc
-// `llmprism analyze INPUT... [--topology FILE] [--window SECONDS] [--report FILE.json] [--k K]`:
+// `llmprism analyze INPUT... [--topology FILE] [--window SECONDS] [--report FILE.json] [--k K]
+//  [--html FILE.html] [--trace FILE.json [--trace-all]]`:
 // reads flow CSV and IPFIX files (the format of each is detected from its first bytes, zstd or
 // not), cuts the records into windows, runs analysis and diagnosis on each window, merges the
-// windows into one report (output/report.h), writes it as JSON when asked and prints the summary.
+// windows into one report (output/report.h), writes it as JSON / HTML page / Chrome trace when
+// asked and prints the summary (coloured only when stdout is a terminal). When stderr is a
+// terminal, progress (records and bytes read, rate, ETA; windows analysed) goes there.
 // Exit codes (ARCHITECTURE.md): 0 ok; 1 analysis ran but input records were skipped as bad;
 // 2 unusable input or arguments, with a message on stderr naming the file.
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -32,6 +36,8 @@
 #include "io/input_kind.h"
 #include "io/ipfix_file.h"
 #include "io/topology_csv.h"
+#include "output/chrome_trace.h"
+#include "output/html_report.h"
 #include "output/report.h"
 #include "output/report_json.h"
 #include "output/text_summary.h"
@@ -51,6 +57,84 @@ struct AnalyzeArgs {
   double k = 3;
   int threads = 1;
   bool pp_events = false;
+  std::string html;
+  std::string trace;
+  bool trace_all = false;
+};
+
+// Bytes this process has read through read(2) so far (/proc/self/io "rchar"); -1 when unknown.
+// The readers stream each file sequentially, so its growth is the progress through the file
+// (compressed bytes for .zst, which is what the file size counts too).
+int64_t ProcessBytesRead() {
+  std::FILE* f = std::fopen("/proc/self/io", "r");
+  if (f == nullptr) return -1;
+  char line[128];
+  int64_t v = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    long long x = 0;
+    if (std::sscanf(line, "rchar: %lld", &x) == 1) {
+      v = x;
+      break;
+    }
+  }
+  std::fclose(f);
+  return v;
+}
+
+std::string Megabytes(int64_t bytes) {
+  return fmt::format("{:.0f} MB", static_cast<double>(bytes) / 1e6);
+}
+
+// Forwards records to `inner` and, when enabled (stderr is a terminal), redraws one progress line
+// on stderr at most four times a second: records, bytes of the file, rate and ETA.
+class ProgressSink : public prism::FlowSink {
+ public:
+  ProgressSink(prism::FlowSink* inner, bool enabled, std::string path)
+      : inner_(inner), enabled_(enabled), path_(std::move(path)) {
+    if (!enabled_) return;
+    start_ = last_ = std::chrono::steady_clock::now();
+    bytes0_ = ProcessBytesRead();
+    if (std::FILE* f = std::fopen(path_.c_str(), "rb")) {
+      if (std::fseek(f, 0, SEEK_END) == 0) size_ = std::ftell(f);
+      std::fclose(f);
+    }
+  }
+  void OnRecord(const prism::FlowRecord& r) override {
+    inner_->OnRecord(r);
+    if (enabled_ && (++records_ & 0xffff) == 0) Tick(false);
+  }
+  void Done() {
+    if (enabled_ && records_ > 0) Tick(true);
+  }
+
+ private:
+  void Tick(bool done) {
+    auto now = std::chrono::steady_clock::now();
+    if (!done && now - last_ < std::chrono::milliseconds(250)) return;
+    last_ = now;
+    const double secs = std::chrono::duration<double>(now - start_).count();
+    const double rate = secs > 0 ? static_cast<double>(records_) / secs : 0;
+    std::string bytes, eta;
+    const int64_t b = bytes0_ >= 0 ? ProcessBytesRead() - bytes0_ : -1;
+    if (b >= 0 && size_ > 0) {
+      const int64_t shown = std::min(b, size_);
+      bytes = fmt::format(", {} of {} ({:.0f}%)", Megabytes(shown), Megabytes(size_),
+                          100.0 * static_cast<double>(shown) / static_cast<double>(size_));
+      if (!done && shown > 0 && secs > 0.5) {
+        const double left = secs * static_cast<double>(size_ - shown) / static_cast<double>(shown);
+        eta = fmt::format(", ETA {:.0f} s", left);
+      }
+    }
+    fmt::print(stderr, "\r\x1b[Kreading {}: {} records{}, {:.1f} M records/s{}{}", path_, records_,
+               bytes, rate / 1e6, eta, done ? fmt::format(", {:.1f} s\n", secs) : "");
+  }
+
+  prism::FlowSink* inner_;
+  bool enabled_;
+  std::string path_;
+  uint64_t records_ = 0;
+  int64_t bytes0_ = -1, size_ = -1;
+  std::chrono::steady_clock::time_point start_, last_;
 };
 
 constexpr const char* kExpected =
@@ -58,7 +142,7 @@ constexpr const char* kExpected =
     "src,dst,start_ns,end_ns,bytes";
 
 // Reads one input into `table`, choosing the reader from the file's first bytes.
-StatusOr<uint64_t> ReadInput(const std::string& path, prism::flow::FlowTable* table,
+StatusOr<uint64_t> ReadInput(const std::string& path, prism::FlowSink* table,
                              prism::PointTable* points, prism::Stats* stats,
                              prism::io::InputKind* kind_out) {
   using prism::io::InputKind;
@@ -189,9 +273,12 @@ int RunAnalyze(const AnalyzeArgs& args) {
   prism::PointTable points;
   prism::flow::FlowTable all;
   prism::output::ReportBuilder builder(args.window_s);
+  const bool progress = isatty(STDERR_FILENO) == 1;
   for (const std::string& path : args.inputs) {
     prism::io::InputKind kind = prism::io::InputKind::kUnknown;
-    auto n = ReadInput(path, &all, &points, &stats, &kind);
+    ProgressSink sink(&all, progress, path);
+    auto n = ReadInput(path, &sink, &points, &stats, &kind);
+    sink.Done();
     if (!n) return fail(n.error());
     builder.AddSource(path, prism::io::InputKindName(kind), *n);
   }
@@ -208,7 +295,19 @@ int RunAnalyze(const AnalyzeArgs& args) {
   prism::diagnosis::BaselineStore baselines;  // carried across windows
 
   const int64_t origin_ns = all.start_ns()[0];
-  for (const WindowCut& cut : CutWindows(all, window_ns)) {
+  const std::vector<WindowCut> cuts = CutWindows(all, window_ns);
+  const auto analysis_start = std::chrono::steady_clock::now();
+  for (size_t wi = 0; wi < cuts.size(); ++wi) {
+    const WindowCut& cut = cuts[wi];
+    if (progress) {
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - analysis_start).count();
+      std::string eta = wi > 0 ? fmt::format(", ETA {:.0f} s", secs / static_cast<double>(wi) *
+                                                                   static_cast<double>(cuts.size() - wi))
+                               : "";
+      fmt::print(stderr, "\r\x1b[Kanalysing window {}/{} ({} records){}", wi + 1, cuts.size(),
+                 cut.hi - cut.lo, eta);
+    }
     prism::flow::FlowTable window = CopyRows(all, cut.lo, cut.hi);
     prism::analysis::EndpointContext ctx =
         prism::analysis::BuildEndpointContext(window.endpoints(), topo);
@@ -231,6 +330,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
     input.findings = &findings;
     builder.AddWindow(input);
   }
+  if (progress) fmt::print(stderr, "\r\x1b[K");
   builder.SetInputStats(stats);
   prism::output::Report report = builder.Build();
 
@@ -246,6 +346,34 @@ int RunAnalyze(const AnalyzeArgs& args) {
     out.close();
     if (!written || !out) {
       return fail({ErrorCode::kDataLoss, fmt::format("{}: cannot write the report", args.report)});
+    }
+  }
+  if (!args.html.empty()) {
+    if (progress) fmt::print(stderr, "writing {}\n", args.html);
+    std::ofstream out(args.html, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      return fail({ErrorCode::kInvalidArgument,
+                   fmt::format("{}: cannot open the HTML report for writing", args.html)});
+    }
+    auto written = prism::output::WriteHtmlReport(report, &out);
+    out.close();
+    if (!written || !out) {
+      return fail({ErrorCode::kDataLoss, fmt::format("{}: cannot write the HTML report", args.html)});
+    }
+  }
+  if (!args.trace.empty()) {
+    if (progress) fmt::print(stderr, "writing {}\n", args.trace);
+    std::ofstream out(args.trace, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      return fail({ErrorCode::kInvalidArgument,
+                   fmt::format("{}: cannot open the trace for writing", args.trace)});
+    }
+    prism::output::ChromeTraceOptions trace_options;
+    trace_options.all_gpus = args.trace_all;
+    auto written = prism::output::WriteChromeTrace(report, &out, trace_options);
+    out.close();
+    if (!written || !out) {
+      return fail({ErrorCode::kDataLoss, fmt::format("{}: cannot write the trace", args.trace)});
     }
   }
   fmt::print("{}", prism::output::FormatSummary(report, isatty(STDOUT_FILENO) == 1));
@@ -282,5 +410,12 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--pp-events", args->pp_events,
                 "Include per-step pipeline events in the report's timelines (much larger)");
+  cmd->add_option("--html", args->html,
+                  "Write a self-contained HTML page (layout, step times, per-GPU timelines, findings)");
+  cmd->add_option("--trace", args->trace,
+                  "Write the per-GPU timelines as Chrome Trace Event JSON (ui.perfetto.dev, "
+                  "chrome://tracing); jobs over 64 GPUs are sampled unless --trace-all");
+  cmd->add_flag("--trace-all", args->trace_all,
+                "With --trace: every GPU of every job (about 100 MB per 1,000 GPU-minutes)");
   cmd->callback([args, exit_code] { *exit_code = RunAnalyze(*args); });
 }

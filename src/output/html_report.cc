@@ -1,0 +1,268 @@
+#include "output/html_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "output/html_assets.h"
+#include "output/report_views.h"
+#include "output/text_summary.h"
+
+namespace prism::output {
+namespace {
+
+using nlohmann::json;
+
+// Most GPUs listed per finding in the page (the report JSON has them all).
+constexpr size_t kMaxFindingGpus = 64;
+
+double Seconds(int64_t ns, int64_t origin_ns) {
+  return std::round(static_cast<double>(ns - origin_ns) / 1e3) / 1e6;  // µs resolution
+}
+int64_t Micros(int64_t ns, int64_t origin_ns) {
+  return static_cast<int64_t>(std::llround(static_cast<double>(ns - origin_ns) / 1e3));
+}
+
+std::string HostOf(const ReportJob& job, const IpAddr& gpu) {
+  auto it = job.host_of.find(gpu);
+  return it != job.host_of.end() ? it->second : gpu.ToString();
+}
+
+json FindingJson(const ReportFinding& f, size_t index, int64_t origin_ns) {
+  json gpus = json::array();
+  for (size_t i = 0; i < f.gpus.size() && i < kMaxFindingGpus; ++i) gpus.push_back(f.gpus[i].ToString());
+  return {{"id", fmt::format("f{}", index)},
+          {"kind", f.kind},
+          {"severity", diagnosis::SeverityName(f.severity)},
+          {"job", f.job},
+          {"gpus", gpus},
+          {"gpus_total", f.gpus.size()},
+          {"switches", f.switches},
+          {"start_s", Seconds(f.start_ns, origin_ns)},
+          {"end_s", Seconds(f.end_ns, origin_ns)},
+          {"metric", f.metric},
+          {"value", f.value},
+          {"baseline", f.baseline},
+          {"sigma", f.sigma},
+          {"units", f.units},
+          {"cause", diagnosis::CauseName(f.cause)},
+          {"effect", FindingEffect(f)},
+          {"summary", f.summary}};
+}
+
+json JobJson(const Report& report, const ReportJob& job, const HtmlReportOptions& options,
+             int64_t origin_ns) {
+  const ReportLayout& l = job.layout;
+  std::set<IpAddr> finding_gpus;
+  for (const ReportFinding& f : report.findings) {
+    if (f.job == job.id) finding_gpus.insert(f.gpus.begin(), f.gpus.end());
+  }
+  // Layout: per stage, its hosts with their GPU count and whether a finding names one of them.
+  json stages = json::array();
+  for (const auto& stage : l.stages) {
+    std::map<std::string, std::pair<int, bool>> hosts;
+    for (const IpAddr& g : stage) {
+      auto& h = hosts[HostOf(job, g)];
+      ++h.first;
+      h.second = h.second || finding_gpus.count(g) > 0;
+    }
+    json list = json::array();
+    for (const auto& [name, v] : hosts) list.push_back({name, v.first, v.second ? 1 : 0});
+    stages.push_back(list);
+  }
+
+  std::vector<JobStepPoint> series = JobStepSeries(report, job);
+  StepTrend trend = ComputeStepTrend(series);
+  json t = json::array(), med = json::array(), mx = json::array();
+  std::vector<int64_t> series_starts;
+  for (const JobStepPoint& p : series) {
+    t.push_back(Seconds(p.start_ns, origin_ns));
+    med.push_back(std::round(p.median_s * 1e6) / 1e6);
+    mx.push_back(std::round(p.max_s * 1e6) / 1e6);
+    series_starts.push_back(p.start_ns);
+  }
+
+  std::map<IpAddr, const ReportTimeline*> by_gpu;
+  for (const ReportTimeline& tl : report.timelines) {
+    if (tl.job == job.id) by_gpu[tl.gpu] = &tl;
+  }
+  auto step_index = [&](int64_t start_ns) -> int {
+    auto it = std::upper_bound(series_starts.begin(), series_starts.end(), start_ns);
+    return static_cast<int>(it - series_starts.begin()) - 1;
+  };
+
+  // Heatmap: every GPU (by stage, then address), its compute per job step in 0.1 ms (-1: none).
+  std::vector<const ReportTimeline*> ordered;
+  for (const auto& [gpu, tl] : by_gpu) ordered.push_back(tl);
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const ReportTimeline* a, const ReportTimeline* b) { return a->stage < b->stage; });
+  json heat_rows = json::array(), heat_gpus = json::array(), heat_stage = json::array();
+  for (const ReportTimeline* tl : ordered) {
+    std::vector<int64_t> cells(series.size(), -1);
+    for (const ReportStep& s : tl->steps) {
+      int k = step_index(s.start_ns);
+      if (k >= 0 && k < static_cast<int>(cells.size())) cells[k] = std::llround(static_cast<double>(s.compute_ns) / 1e5);
+    }
+    heat_rows.push_back(cells);
+    heat_gpus.push_back(tl->gpu.ToString());
+    heat_stage.push_back(tl->stage);
+  }
+
+  // Timeline rows: each step as [start_µs, kind, dur_µs, kind, dur_µs, ...] (segments are
+  // adjacent, so starts need not be stored), plus its job step index.
+  GpuSelection sel = SelectTimelineGpus(report, job, options.max_gpus_all);
+  json rows = json::array();
+  for (const SelectedGpu& g : sel.gpus) {
+    const ReportTimeline& tl = *by_gpu.at(g.gpu);
+    json steps = json::array();
+    for (const ReportStep& s : tl.steps) {
+      json enc = json::array({Micros(s.start_ns, origin_ns), step_index(s.start_ns)});
+      int64_t at = Micros(s.start_ns, origin_ns);
+      for (const StepSegment& seg : StepSegments(s)) {
+        int64_t end = Micros(seg.end_ns, origin_ns);
+        enc.push_back(static_cast<int>(seg.kind));
+        enc.push_back(end - at);
+        at = end;
+      }
+      steps.push_back(enc);
+    }
+    rows.push_back({{"gpu", g.gpu.ToString()},
+                    {"host", HostOf(job, g.gpu)},
+                    {"stage", g.stage},
+                    {"why", g.why},
+                    {"steps", steps}});
+  }
+
+  return {{"id", job.id},
+          {"gpus", job.gpus.size()},
+          {"hosts", job.hosts.size()},
+          {"dp", l.dp},
+          {"pp", l.pp},
+          {"tp", l.tp},
+          {"microbatches", l.microbatches},
+          {"consistent", l.consistent},
+          {"windows", job.windows},
+          {"step", {{"median_s", job.step_time.median_s},
+                    {"p99_s", job.step_time.p99_s},
+                    {"steps", job.step_time.steps}}},
+          {"trend", {{"known", trend.known},
+                     {"slope_pct_per_min", trend.slope_pct_per_min},
+                     {"first_s", trend.first_s},
+                     {"last_s", trend.last_s}}},
+          {"stages", stages},
+          {"series", {{"t", t}, {"median", med}, {"max", mx}}},
+          {"heat", {{"gpus", heat_gpus}, {"stage", heat_stage}, {"rows", heat_rows}}},
+          {"timeline", {{"sampled", sel.sampled}, {"total", sel.total}, {"rows", rows}}}};
+}
+
+}  // namespace
+
+json BuildHtmlReportData(const Report& report, const HtmlReportOptions& options) {
+  int64_t origin_ns = report.start_ns;
+  for (const ReportWindow& w : report.windows) origin_ns = std::min(origin_ns, w.records_start_ns);
+  int64_t end_ns = report.end_ns;
+  for (const ReportWindow& w : report.windows) end_ns = std::max(end_ns, w.records_end_ns);
+
+  json sources = json::array();
+  for (const ReportSource& s : report.sources) {
+    sources.push_back({{"path", s.path}, {"format", s.format}, {"records", s.records}});
+  }
+  json input = json::array();
+  for (size_t i = 0; i < kStatInfo.size(); ++i) {
+    uint64_t v = report.input.values()[i];
+    if (v == 0) continue;
+    const char* sev = kStatInfo[i].severity == StatSeverity::kInfo ? "info" : "data_loss";
+    input.push_back({{"name", kStatInfo[i].name}, {"value", v}, {"severity", sev},
+                     {"description", kStatInfo[i].description}});
+  }
+  // Findings ranked as in the terminal summary: severity, then size of effect, then time.
+  std::vector<size_t> order(report.findings.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const ReportFinding& fa = report.findings[a];
+    const ReportFinding& fb = report.findings[b];
+    if (fa.severity != fb.severity) return fa.severity > fb.severity;
+    return FindingEffect(fa) > FindingEffect(fb);
+  });
+  json findings = json::array();
+  for (size_t i : order) findings.push_back(FindingJson(report.findings[i], i, origin_ns));
+
+  // Per-switch bandwidth: the Report carries no per-switch series, only findings; so this lists
+  // every switch a finding names, with each finding's relative bandwidth and time range.
+  std::map<std::string, json> switches;
+  for (size_t i : order) {
+    const ReportFinding& f = report.findings[i];
+    for (const std::string& sw : f.switches) {
+      json& entry = switches[sw];
+      if (entry.is_null()) entry = {{"name", sw}, {"findings", json::array()}};
+      entry["findings"].push_back({{"id", fmt::format("f{}", i)},
+                                   {"metric", f.metric},
+                                   {"value", f.value},
+                                   {"baseline", f.baseline},
+                                   {"start_s", Seconds(f.start_ns, origin_ns)},
+                                   {"end_s", Seconds(f.end_ns, origin_ns)},
+                                   {"severity", diagnosis::SeverityName(f.severity)},
+                                   {"kind", f.kind},
+                                   {"job", f.job}});
+    }
+  }
+  json switch_list = json::array();
+  for (auto& [name, entry] : switches) switch_list.push_back(std::move(entry));
+
+  json jobs = json::array();
+  for (const ReportJob& job : report.jobs) jobs.push_back(JobJson(report, job, options, origin_ns));
+
+  return {{"title", options.title},
+          {"origin_unix_ns", fmt::format("{}", origin_ns)},
+          {"duration_s", Seconds(end_ns, origin_ns)},
+          {"window_s", report.window_s},
+          {"windows", report.windows.size()},
+          {"sources", sources},
+          {"input", input},
+          {"jobs", jobs},
+          {"findings", findings},
+          {"switches", switch_list},
+          {"max_gpus_all", options.max_gpus_all}};
+}
+
+Status WriteHtmlReport(const Report& report, std::ostream* out, const HtmlReportOptions& options) {
+  std::string data = BuildHtmlReportData(report, options).dump();
+  // Inside <script>, "</" could end the element early; "<\/" means the same in JSON.
+  std::string safe;
+  safe.reserve(data.size());
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (data[i] == '<' && i + 1 < data.size() && data[i + 1] == '/') {
+      safe += "<\\/";
+      ++i;
+    } else {
+      safe += data[i];
+    }
+  }
+  std::string escaped_title;
+  for (char c : options.title) {
+    if (c == '<') escaped_title += "&lt;";
+    else if (c == '&') escaped_title += "&amp;";
+    else escaped_title += c;
+  }
+  *out << "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+       << "<title>" << escaped_title << "</title>\n"
+       << "<style>\n" << assets::kUplotCss << "\n" << assets::kReportCss << "\n</style>\n"
+       << "</head>\n<body>\n<div id=\"app\"><p>Loading the report…</p></div>\n"
+       << "<script type=\"application/json\" id=\"prism-data\">" << safe << "</script>\n"
+       << "<!-- uPlot " << "(https://github.com/leeoniya/uPlot), vendored from npm; its licence:\n"
+       << assets::kUplotLicense << "-->\n"
+       << "<script>\n" << assets::kUplotJs << "\n</script>\n"
+       << "<script>\n" << assets::kReportJs << "\n</script>\n"
+       << "</body>\n</html>\n";
+  out->flush();
+  if (!*out) return MakeError(ErrorCode::kDataLoss, "cannot write the HTML report");
+  return {};
+}
+
+}  // namespace prism::output
