@@ -154,8 +154,8 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
       std::sort(own.begin(), own.end());
       const double ref = own[own.size() * 3 / 4];
       for (int64_t bin = 0; bin < bins; ++bin) {
-        if (!kdeg[e][bin]) continue;
         const double extra_load = std::max(1.0, cells[{e, bin, kind}].bytes / typical_load);
+        if (!kdeg[e][bin]) continue;
         if (kmed[e][bin] * extra_load > ref * (1 - o.min_bw_drop)) continue;
         // Keep the worse kind's figures as the finding's evidence.
         if (!degraded[e][bin] || kmed[e][bin] / kbase[e][bin] < med[e][bin] / ref_base[e][bin]) {
@@ -220,3 +220,4 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
 }
 
 }  // namespace prism::diagnosis
+
