@@ -24,6 +24,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "counters_cmd.h"
+
 #include "analysis/analyze.h"
 #include "analysis/endpoint_context.h"
 #include "core/name_table.h"
@@ -60,6 +62,7 @@ struct AnalyzeArgs {
   std::string html;
   std::string trace;
   bool trace_all = false;
+  CountersCliArgs counters;  // counters mode (counters_cmd.h)
 };
 
 // Bytes this process has read through read(2) so far (/proc/self/io "rchar"); -1 when unknown.
@@ -154,6 +157,12 @@ StatusOr<uint64_t> ReadInput(const std::string& path, prism::FlowSink* table,
       return prism::io::ReadFlowCsv(path, table, points, stats);
     case InputKind::kIpfix:
       return prism::io::ReadIpfixFile(path, table, points, stats);
+    case InputKind::kPortCountersCsv:
+    case InputKind::kPortTopologyCsv:
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "{}: a port counters / port topology CSV cannot be mixed with flow inputs; "
+                       "give counter files alone (with --topology PORTS.csv)",
+                       path);
     case InputKind::kTopologyCsv:
       return MakeError(ErrorCode::kInvalidArgument,
                        "{}: this is a topology CSV (header names ip and host), not flow records; "
@@ -251,11 +260,30 @@ std::string Rel(int64_t ns, int64_t origin_ns) {
   return fmt::format("+{:.1f}s", static_cast<double>(ns - origin_ns) / 1e9);
 }
 
+// Counters mode when --prometheus is given or the first input is a port counters CSV.
+bool WantsCounters(const AnalyzeArgs& args) {
+  if (!args.counters.prometheus.empty()) return true;
+  if (args.inputs.empty()) return false;
+  auto kind = prism::io::SniffInputKind(args.inputs[0]);
+  return kind && *kind == prism::io::InputKind::kPortCountersCsv;
+}
+
 int RunAnalyze(const AnalyzeArgs& args) {
   auto fail = [](const prism::Error& e) {
     fmt::print(stderr, "llmprism analyze: {}\n", e.message);
     return 2;
   };
+  if (WantsCounters(args)) {
+    CountersCliArgs c = args.counters;
+    c.inputs = args.inputs;
+    c.topology = args.topology;
+    c.report = args.report;
+    c.k = args.k;
+    return RunCountersAnalyze(c);
+  }
+  if (args.inputs.empty()) {
+    return fail({ErrorCode::kInvalidArgument, "no input given (flow files, counter files or --prometheus)"});
+  }
   const int64_t window_ns = std::llround(args.window_s * 1e9);
   if (window_ns < 1'000'000) {
     return fail({ErrorCode::kInvalidArgument, "--window must be at least 0.001 seconds"});
@@ -393,9 +421,11 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "analyze", "Recognise jobs, layouts and step timelines, and diagnose them, from flow records");
   cmd->add_option("inputs", args->inputs,
-                  "Flow CSV or IPFIX files (format detected from the content; .zst is fine)")
-      ->required();
-  cmd->add_option("--topology", args->topology, "Topology CSV: ip,host,gpu,leaf[,kind]");
+                  "Flow CSV or IPFIX files, or port counters CSVs (format detected from the "
+                  "content; .zst is fine)");
+  cmd->add_option("--topology", args->topology,
+                  "Topology CSV: ip,host,gpu,leaf[,kind]; for port counters switch,port,server[,nic_ip,nic]");
+  AddCountersOptions(cmd, &args->counters);
   cmd->add_option("--window", args->window_s,
                   "Analysis window in seconds, aligned at the earliest record (a last window "
                   "shorter than a tenth of this joins the one before)")

@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 
 #include "core/name_table.h"
+#include "counters/port_counters.h"
+#include "counters/sim_counters.h"
 #include "core/status.h"
 #include "io/flow_csv.h"
 #include "io/ipfix_file.h"
@@ -34,6 +36,9 @@ struct SimulateArgs {
   std::string out_dir;
   uint64_t seed = 1;
   bool list = false;
+  std::string emit = "flows";  // flows | counters | both
+  double poll_s = 1, refresh_s = 1, poll_jitter = 0.1;
+  double duration_s = 0;       // 0: the scenario's
 };
 
 // Hands every record to each sink in turn and counts them.
@@ -77,6 +82,9 @@ prism::Status RunSimulate(const SimulateArgs& args) {
   auto start = std::chrono::steady_clock::now();
   PRISM_ASSIGN_OR_RETURN(prism::sim::SimConfig config,
                          prism::sim::MakeScenario(args.scenario, args.seed));
+  if (args.duration_s > 0) config.duration_s = args.duration_s;
+  const bool emit_flows = args.emit != "counters";
+  const bool emit_counters = args.emit != "flows";
   const fs::path dir(args.out_dir);
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -103,8 +111,17 @@ prism::Status RunSimulate(const SimulateArgs& args) {
   prism::io::IpfixFileWriter ipfix(ipfix_out.get(), &points);
   std::unique_ptr<std::ofstream> csv_out;
   std::unique_ptr<prism::io::FlowCsvWriter> csv;
-  std::vector<prism::FlowSink*> sinks = {&ipfix};
-  if (config.write_csv) {
+  std::vector<prism::FlowSink*> sinks;
+  if (emit_flows) sinks.push_back(&ipfix);
+  // Counters mode: per-port byte counters of every GPU NIC, polled after the run.
+  std::unique_ptr<prism::counters::PortCounterSink> port_counters;
+  if (emit_counters) {
+    port_counters = std::make_unique<prism::counters::PortCounterSink>(
+        &cluster, config.start_ns,
+        config.start_ns + static_cast<int64_t>(config.duration_s * 1e9));
+    sinks.push_back(port_counters.get());
+  }
+  if (config.write_csv && emit_flows) {
     PRISM_ASSIGN_OR_RETURN(csv_out, OpenOut(csv_path));
     csv = std::make_unique<prism::io::FlowCsvWriter>(csv_out.get(), &points);
     sinks.push_back(csv.get());
@@ -115,7 +132,28 @@ prism::Status RunSimulate(const SimulateArgs& args) {
 
   PRISM_RETURN_IF_ERROR(ipfix.Finish());
   PRISM_RETURN_IF_ERROR(CloseOut(ipfix_out.get(), ipfix_path));
-  written.push_back(ipfix_path);
+  if (emit_flows) {
+    written.push_back(ipfix_path);
+  } else {
+    fs::remove(ipfix_path, ec);
+  }
+  if (port_counters != nullptr) {
+    prism::counters::PollOptions po;
+    po.poll_s = args.poll_s;
+    po.refresh_s = args.refresh_s;
+    po.poll_jitter = args.poll_jitter;
+    po.seed = args.seed;
+    const fs::path counters_path = dir / "counters.csv";
+    const fs::path ports_path = dir / "topology_ports.csv";
+    PRISM_ASSIGN_OR_RETURN(auto counters_out, OpenOut(counters_path));
+    PRISM_RETURN_IF_ERROR(prism::counters::WriteCountersCsv(port_counters->Poll(po), counters_out.get()));
+    PRISM_RETURN_IF_ERROR(CloseOut(counters_out.get(), counters_path));
+    PRISM_ASSIGN_OR_RETURN(auto ports_out, OpenOut(ports_path));
+    PRISM_RETURN_IF_ERROR(prism::counters::WritePortTopologyCsv(port_counters->Topology(), ports_out.get()));
+    PRISM_RETURN_IF_ERROR(CloseOut(ports_out.get(), ports_path));
+    written.push_back(counters_path);
+    written.push_back(ports_path);
+  }
   if (csv != nullptr) {
     csv->Flush();
     PRISM_RETURN_IF_ERROR(CloseOut(csv_out.get(), csv_path));
@@ -166,5 +204,21 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--out", args->out_dir, "Output directory (created if missing)");
   cmd->add_option("--seed", args->seed, "Random seed")->capture_default_str();
   cmd->add_flag("--list", args->list, "List the scenarios and exit");
+  cmd->add_option("--emit", args->emit,
+                  "flows (IPFIX + CSV), counters (per-port byte counters: counters.csv and "
+                  "topology_ports.csv) or both")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"flows", "counters", "both"}));
+  cmd->add_option("--poll", args->poll_s, "Counters: poll interval in seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--refresh", args->refresh_s,
+                  "Counters: the switch's counter refresh period in seconds (0: exact)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--poll-jitter", args->poll_jitter, "Counters: relative sigma of poll intervals")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--duration", args->duration_s, "Override the scenario's duration (seconds)");
   cmd->callback([args, exit_code] { *exit_code = Run(*args); });
 }

@@ -27,7 +27,15 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(ipfix_options_record,    kInfo,     "IPFIX option-template records skipped (metadata, not flows)") \
   F(records_outside_window,  kInfo,     "records outside every analysis window")                \
   F(records_non_gpu,         kInfo,     "records to or from endpoints marked non-GPU")          \
-  F(records_hub,             kInfo,     "records of hub endpoints excluded from job recognition")
+  F(records_hub,             kInfo,     "records of hub endpoints excluded from job recognition") \
+  F(counters_rows,           kInfo,     "port counter polls accepted (counters mode)")          \
+  F(counters_bad_row,        kDataLoss, "port counter rows skipped: wrong column count or unparsable field") \
+  F(counters_out_of_order,   kDataLoss, "port counter rows skipped: timestamp not after the port's previous poll") \
+  F(counters_wrap,           kInfo,     "cumulative counters that wrapped at 2^32 or 2^64 (delta recovered)") \
+  F(counters_reset,          kInfo,     "cumulative counters that went backwards (reset; the new value taken as the delta)") \
+  F(counters_stale_zero,     kInfo,     "zero deltas followed by a non-zero one within the refresh period (switch refreshed slower than polled)") \
+  F(counters_gap,            kInfo,     "poll gaps longer than the gap limit (bytes spread, bins marked missing)") \
+  F(counters_unmapped_port,  kInfo,     "ports without a server in the port topology (not analysed)")
 // clang-format on
 
 enum class Stat : int {

@@ -55,6 +55,8 @@ const char* InputKindName(InputKind kind) {
     case InputKind::kEmpty: return "empty";
     case InputKind::kFlowCsv: return "csv";
     case InputKind::kTopologyCsv: return "topology-csv";
+    case InputKind::kPortCountersCsv: return "counters-csv";
+    case InputKind::kPortTopologyCsv: return "port-topology-csv";
     case InputKind::kIpfix: return "ipfix";
     case InputKind::kNetflowV5: return "netflow-v5";
     case InputKind::kNetflowV9: return "netflow-v9";
@@ -94,6 +96,9 @@ InputKind GuessInputKind(std::span<const std::byte> head) {
     });
   };
   if (has("src") && has("dst")) return InputKind::kFlowCsv;
+  if (has("switch") && has("port") && (has("in_bytes") || has("out_bytes")))
+    return InputKind::kPortCountersCsv;
+  if (has("switch") && has("port") && has("server")) return InputKind::kPortTopologyCsv;
   if (has("ip") && has("host")) return InputKind::kTopologyCsv;
   if (FirstLine(text).empty()) return InputKind::kEmpty;  // only blank lines
   return InputKind::kUnknown;

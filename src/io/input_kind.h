@@ -19,6 +19,8 @@ enum class InputKind {
   kEmpty,
   kFlowCsv,      // text whose first non-blank line names columns including src and dst
   kTopologyCsv,  // text whose header names ip and host (but not src/dst)
+  kPortCountersCsv,  // text whose header names switch, port and in_bytes or out_bytes (counters mode)
+  kPortTopologyCsv,  // text whose header names switch, port and server
   kIpfix,        // IPFIX message header: version 0x000a at offset 0
   kNetflowV5,
   kNetflowV9,

@@ -89,6 +89,7 @@ struct ReportFinding {
   std::string job;  // empty for none
   std::vector<IpAddr> gpus;            // address order
   std::vector<std::string> switches;   // sorted
+  std::vector<std::string> hosts;      // sorted; counters mode names servers, not GPUs
   int64_t start_ns = 0, end_ns = 0;
   std::string metric;
   double value = 0, baseline = 0, sigma = 0;
@@ -111,7 +112,39 @@ struct ReportSource {
   uint64_t records = 0;
 };
 
+// Counters mode (docs/counters.md): what port byte counters show, beside the common jobs and
+// findings. Servers are named by the port topology; times are ns like everything else.
+struct ReportCountersServer {
+  std::string name;
+  std::string job;  // empty: in no job
+  double mean_gbps = 0, period_s = 0, period_strength = 0, job_correlation = 0;
+  std::vector<std::string> nics;  // interface names, sorted
+  std::vector<double> nic_gbps;   // same order
+};
+
+struct ReportCountersJob {
+  std::string id;
+  double period_s = 0, period_strength = 0;
+  double server_gbps = 0;                 // mean rate per server, all NICs
+  std::vector<std::string> nic_names;     // the per-NIC rate signature: share of bytes per NIC
+  std::vector<double> signature;
+  std::vector<std::pair<int64_t, int64_t>> iterations;  // [start_ns, end_ns), by start
+  // The job's summed traffic for plots: traffic_gbps[i] covers plot_start_ns + i * plot_bin_s.
+  int64_t plot_start_ns = 0;
+  double plot_bin_s = 0;
+  std::vector<float> traffic_gbps;
+};
+
+struct ReportCounters {
+  double poll_s = 0, poll_p90_s = 0, refresh_s = 0, stale_zero_fraction = 0, bin_s = 0;
+  uint64_t ports = 0, polls = 0, bytes = 0;
+  std::vector<ReportCountersServer> servers;  // by name
+  std::vector<ReportCountersJob> jobs;        // same order as Report::jobs
+};
+
 struct Report {
+  std::string mode = "flows";           // "flows" | "counters"
+  ReportCounters counters;              // counters mode only
   double window_s = 0;                  // configured window length
   int64_t start_ns = 0, end_ns = 0;     // first window start, last window end
   std::vector<ReportWindow> windows;    // by start

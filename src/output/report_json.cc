@@ -90,6 +90,7 @@ json FindingJson(const ReportFinding& f) {
       {"job", JobRef(f.job)},
       {"gpus", IpList(f.gpus)},
       {"switches", f.switches},
+      {"hosts", f.hosts},
       {"start_ns", f.start_ns},
       {"end_ns", f.end_ns},
       {"metric", f.metric},
@@ -102,11 +103,53 @@ json FindingJson(const ReportFinding& f) {
   };
 }
 
+json CountersJson(const ReportCounters& c) {
+  json servers = json::array();
+  for (const auto& s : c.servers) {
+    servers.push_back({{"name", s.name},
+                       {"job", JobRef(s.job)},
+                       {"mean_gbps", s.mean_gbps},
+                       {"period_s", s.period_s},
+                       {"period_strength", s.period_strength},
+                       {"job_correlation", s.job_correlation},
+                       {"nics", s.nics},
+                       {"nic_gbps", s.nic_gbps}});
+  }
+  json jobs = json::array();
+  for (const auto& j : c.jobs) {
+    json iterations = json::array();
+    for (const auto& [a, b] : j.iterations) iterations.push_back({a, b});
+    json signature = json::object();
+    for (size_t i = 0; i < j.nic_names.size(); ++i) signature[j.nic_names[i]] = j.signature[i];
+    jobs.push_back({{"id", j.id},
+                    {"period_s", j.period_s},
+                    {"period_strength", j.period_strength},
+                    {"server_gbps", j.server_gbps},
+                    {"nic_signature", std::move(signature)},
+                    {"iterations", std::move(iterations)},
+                    {"plot", {{"start_ns", j.plot_start_ns},
+                              {"bin_s", j.plot_bin_s},
+                              {"gbps", j.traffic_gbps}}}});
+  }
+  return {{"poll_s", c.poll_s},
+          {"poll_p90_s", c.poll_p90_s},
+          {"refresh_s", c.refresh_s},
+          {"stale_zero_fraction", c.stale_zero_fraction},
+          {"bin_s", c.bin_s},
+          {"ports", c.ports},
+          {"polls", c.polls},
+          {"bytes", c.bytes},
+          {"servers", std::move(servers)},
+          {"jobs", std::move(jobs)}};
+}
+
 }  // namespace
 
 json BuildReportJson(const Report& report, const ReportJsonOptions& options) {
   json doc = json::object();
   doc["version"] = kReportVersion;
+  doc["mode"] = report.mode;
+  if (report.mode == "counters") doc["counters"] = CountersJson(report.counters);
   doc["window"] = {
       {"start_ns", report.start_ns}, {"end_ns", report.end_ns}, {"seconds", report.window_s}};
 

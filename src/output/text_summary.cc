@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "output/report_views.h"
+
 namespace prism::output {
 namespace {
 
@@ -91,6 +93,43 @@ std::string StageOrder(const ReportJob& job) {
 
 std::string Seconds(double s) { return fmt::format("{:.3f}s", s); }
 
+// Median step time per step as block characters, scaled from the series' min to max and
+// averaged down to at most `width` characters.
+std::string Sparkline(const std::vector<JobStepPoint>& series, size_t width) {
+  static constexpr const char* kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  if (series.empty()) return "";
+  const size_t n = std::min(width, series.size());
+  std::vector<double> v(n, 0);
+  std::vector<size_t> c(n, 0);
+  for (size_t i = 0; i < series.size(); ++i) {
+    size_t k = i * n / series.size();
+    v[k] += series[i].median_s;
+    ++c[k];
+  }
+  for (size_t k = 0; k < n; ++k) v[k] /= static_cast<double>(std::max<size_t>(c[k], 1));
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  std::string out;
+  for (double x : v) {
+    int b = *hi > *lo ? static_cast<int>((x - *lo) / (*hi - *lo) * 7.999) : 0;
+    out += kBlocks[std::clamp(b, 0, 7)];
+  }
+  return out;
+}
+
+// "trend +0.4%/min (first third 1.480s, last third 1.500s); per step 1.47s ▁▂▃▅▇ 1.52s" (the
+// median step time over time, scaled from its lowest to its highest), or empty when too short.
+std::string TrendLine(const Report& r, const ReportJob& job) {
+  std::vector<JobStepPoint> series = JobStepSeries(r, job);
+  StepTrend t = ComputeStepTrend(series);
+  if (!t.known) return "";
+  auto [lo, hi] = std::minmax_element(series.begin(), series.end(), [](const auto& a, const auto& b) {
+    return a.median_s < b.median_s;
+  });
+  return fmt::format("trend {:+.1f}%/min (first third {}, last third {}); per step {} {} {}",
+                     t.slope_pct_per_min, Seconds(t.first_s), Seconds(t.last_s),
+                     Seconds(lo->median_s), Sparkline(series, 48), Seconds(hi->median_s));
+}
+
 void AppendJobs(const Report& r, const Painter& p, std::string* out) {
   fmt::format_to(std::back_inserter(*out), "{}\n", p.Bold(fmt::format("Jobs: {}", r.jobs.size())));
   for (const ReportJob& job : r.jobs) {
@@ -105,6 +144,9 @@ void AppendJobs(const Report& r, const Painter& p, std::string* out) {
       fmt::format_to(std::back_inserter(*out), "    step time {} median, {} p99 over {} steps\n",
                      Seconds(job.step_time.median_s), Seconds(job.step_time.p99_s),
                      job.step_time.steps);
+      if (std::string trend = TrendLine(r, job); !trend.empty()) {
+        fmt::format_to(std::back_inserter(*out), "    {}\n", trend);
+      }
     } else {
       fmt::format_to(std::back_inserter(*out), "    step time unknown (no timeline)\n");
     }

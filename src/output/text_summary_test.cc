@@ -149,3 +149,23 @@ TEST(FindingEffect, SymmetricRatio) {
 
 }  // namespace
 }  // namespace prism::output
+
+namespace prism::output {
+namespace {
+
+TEST(TextSummary, StepTimeTrendWithSparkline) {
+  testing::TestWindow w(1'700'000'000'000'000'000, 1'700'000'060'000'000'000,
+                        {"10.0.0.1", "10.0.0.2"});
+  int j = w.AddJob({"10.0.0.1", "10.0.0.2"}, 2, 1, 1, {{"10.0.0.1", "10.0.0.2"}});
+  // Steps slowing from 1.0 s to 1.9 s: a positive trend, lowest and highest shown.
+  w.AddTimeline("10.0.0.1", j, 0, w.start_ns, {1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9});
+  ReportBuilder b(60);
+  b.AddWindow(w.Input());
+  std::string text = FormatSummary(b.Build(), false);
+  EXPECT_THAT(text, ::testing::HasSubstr("trend +"));
+  EXPECT_THAT(text, ::testing::HasSubstr("per step 1.000s ▁"));
+  EXPECT_THAT(text, ::testing::HasSubstr("█ 1.900s"));
+}
+
+}  // namespace
+}  // namespace prism::output

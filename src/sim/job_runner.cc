@@ -273,6 +273,8 @@ void JobRunner::RunStep() {
       for (int d = 0; d < dp; ++d) next_ready[d] = std::max(opt_end[d], first_bucket_end);
     }
     for (int d = 0; d < dp; ++d) {
+      for (const auto& [a, b] : stalls_)
+        if (next_ready[d] >= a && next_ready[d] < b) next_ready[d] = b;
       stage_ready_[size_t(s) * dp + d] = next_ready[d];
       for (int i = 0; i < tp; ++i)
         steps_[RankOf(s, d, i)].push_back({opt_end[d], ready[d], dp_end});

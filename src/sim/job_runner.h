@@ -38,6 +38,9 @@ class JobRunner {
 
   int64_t NextStepStart() const;
   void RunStep();
+  // A job-wide pause: a stage that would start its next step in [start_ns, end_ns) waits until
+  // end_ns (a hung collective, a checkpoint written synchronously, a restart).
+  void AddStall(int64_t start_ns, int64_t end_ns) { stalls_.push_back({start_ns, end_ns}); }
 
   const JobConfig& config() const { return config_; }
   int num_ranks() const { return config_.dp * config_.pp * config_.tp; }
@@ -75,6 +78,7 @@ class JobRunner {
   int first_gpu_;
   std::vector<int64_t> stage_ready_;       // per stage*dp + replica: when the next step may start
   std::vector<std::vector<RankStep>> steps_;
+  std::vector<std::pair<int64_t, int64_t>> stalls_;
   uint64_t micro_counter_ = 0;            // round-robin over QPs
   double post_jitter_ns_ = 0;
 };

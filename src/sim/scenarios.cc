@@ -118,6 +118,39 @@ SimConfig Scale(const char* name, int n_jobs, int spines) {
   return c;
 }
 
+// Counters mode (docs/counters.md): three jobs with steps of 5-9 s on 20 hosts for ten minutes, a
+// 40 s job-wide stall and a slow server (all 8 GPUs of one host 1.4x slower for two minutes).
+SimConfig Counters() {
+  SimConfig c;
+  c.name = "counters";
+  c.fabric.hosts = 20;
+  c.fabric.hosts_per_pod = 16;
+  c.fabric.spines = 2;
+  c.duration_s = 600;
+  c.warmup_s = 20;
+  c.write_csv = false;
+  c.jobs.push_back(Job(0, 4, 2, 8, 16, 100));   // 8 hosts, ~5.5 s steps
+  c.jobs.push_back(Job(8, 3, 2, 8, 24, 110));   // 6 hosts, ~8.5 s steps
+  c.jobs.push_back(Job(14, 6, 1, 8, 8, 250));   // 6 hosts, DP only, ~6.3 s steps
+  for (int g = 0; g < 8; ++g) {                 // host 1: stage 0, replica 1 of job 0
+    FaultConfig f;
+    f.kind = FaultKind::kStraggler;
+    f.job = 0;
+    f.rank = 8 + g;
+    f.factor = 1.4;
+    f.start_s = 300;
+    f.end_s = 420;
+    c.faults.push_back(f);
+  }
+  FaultConfig stall;
+  stall.kind = FaultKind::kStall;
+  stall.job = 1;
+  stall.start_s = 200;
+  stall.end_s = 240;
+  c.faults.push_back(stall);
+  return c;
+}
+
 }  // namespace
 
 std::vector<ScenarioInfo> ListScenarios() {
@@ -129,6 +162,8 @@ std::vector<ScenarioInfo> ListScenarios() {
       {"noisy", "paper + storage/checkpoint traffic, 1% lost records, 50 us clock skew, 20 ms "
                 "exporter active timeout"},
       {"scale-10k", "10,240 GPUs, ten 1,024-GPU jobs, one minute"},
+      {"counters", "160 GPUs, three jobs with 5-9 s steps, a 40 s stall and a slow server, 10 min "
+                   "(for --emit counters)"},
       {"scale-100k", "102,400 GPUs, a hundred 1,024-GPU jobs, one minute"},
   };
 }
@@ -140,6 +175,7 @@ StatusOr<SimConfig> MakeScenario(const std::string& name, uint64_t seed) {
   else if (name == "faults") c = Faults();
   else if (name == "zero") c = Zero();
   else if (name == "noisy") c = Noisy();
+  else if (name == "counters") c = Counters();
   else if (name == "scale-10k") c = Scale("scale-10k", 10, 16);
   else if (name == "scale-100k") c = Scale("scale-100k", 100, 64);
   else return MakeError(ErrorCode::kInvalidArgument, "unknown scenario '{}' (see --list)", name);

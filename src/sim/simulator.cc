@@ -39,9 +39,9 @@ Status Validate(const SimConfig& config, const Cluster& cluster) {
       return MakeError(ErrorCode::kInvalidArgument, "job {}: no DP buckets", i);
   }
   for (const auto& f : config.faults) {
-    if (f.kind == FaultKind::kStraggler) {
+    if (f.kind == FaultKind::kStraggler || f.kind == FaultKind::kStall) {
       if (f.job < 0 || f.job >= int(config.jobs.size()))
-        return MakeError(ErrorCode::kInvalidArgument, "straggler names job {}: no such job", f.job);
+        return MakeError(ErrorCode::kInvalidArgument, "fault names job {}: no such job", f.job);
     } else if (cluster.FindSwitch(f.switch_a) < 0 ||
                (f.kind == FaultKind::kCongestedLink && cluster.FindSwitch(f.switch_b) < 0)) {
       return MakeError(ErrorCode::kInvalidArgument, "fault names unknown switch '{}' / '{}'",
@@ -131,6 +131,8 @@ StatusOr<Truth> Simulate(const SimConfig& input_config, const Cluster& cluster, 
     int64_t s = window_start + SecondsToNs(f.start_s), e = window_start + SecondsToNs(f.end_s);
     if (f.kind == FaultKind::kStraggler) {
       stragglers[f.job].push_back({f.rank, f.factor, s, e});
+    } else if (f.kind == FaultKind::kStall) {
+      // Applied to the job's runner once it exists (below).
     } else {
       CapacityFault cf{cluster.FindSwitch(f.switch_a),
                        f.kind == FaultKind::kCongestedLink ? cluster.FindSwitch(f.switch_b) : -1,
@@ -146,6 +148,10 @@ StatusOr<Truth> Simulate(const SimConfig& input_config, const Cluster& cluster, 
     jobs.push_back(std::make_unique<JobRunner>(int(i), config.jobs[i], &cluster, &net, &emitter,
                                                stragglers[i], config.seed, sim_start,
                                                config.noise.post_jitter_us));
+  for (const FaultConfig& f : config.faults) {
+    if (f.kind == FaultKind::kStall)
+      jobs[f.job]->AddStall(window_start + SecondsToNs(f.start_s), window_start + SecondsToNs(f.end_s));
+  }
   // Global time order: always advance the job whose next step starts first.
   while (!jobs.empty()) {
     JobRunner* next = nullptr;
@@ -221,6 +227,10 @@ StatusOr<Truth> Simulate(const SimConfig& input_config, const Cluster& cluster, 
       tf.kind = "straggler";
       tf.cause = "gpu";
       tf.gpus.push_back(IpName(cluster, jobs[f.job]->Endpoint(f.rank)));
+      tf.jobs.push_back(fmt::format("job{}", f.job));
+    } else if (f.kind == FaultKind::kStall) {
+      tf.kind = "stall";
+      tf.cause = "unknown";
       tf.jobs.push_back(fmt::format("job{}", f.job));
     } else {
       tf.kind = f.kind == FaultKind::kDegradedSwitch ? "degraded_switch" : "congested_link";

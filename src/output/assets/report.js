@@ -87,11 +87,14 @@
 
   // ---------- findings ----------
   function findingsSection() {
-    const rows = D.findings.map((f) => {
+    // Long tails of info findings bury the jobs: list 12 at most until asked.
+    const kMaxShown = 12;
+    const rows = D.findings.map((f, i) => {
       const who = [];
       if (f.gpus.length) who.push(`GPUs ${f.gpus.slice(0, 4).join(', ')}${f.gpus_total > 4 ? ` … (${f.gpus_total})` : ''}`);
-      if (f.switches.length) who.push(`switch ${f.switches.join(' – ')}`);
-      return el('tr', {id: 'finding-' + f.id, class: 'finding', 'data-kind': f.kind, 'data-job': f.job},
+      if (f.switches.length) who.push(`${f.switches.length === 2 ? 'link' : 'switch'} ${f.switches.join(' – ')}`);
+      const hide = i >= kMaxShown && f.severity === 'info';
+      return el('tr', {id: 'finding-' + f.id, class: 'finding' + (hide ? ' more' : ''), 'data-kind': f.kind, 'data-job': f.job},
         el('td', {}, sevBadge(f.severity)),
         el('td', {}, el('b', {text: f.kind}), el('br'), el('span', {class: 'dim', text: 'cause: ' + f.cause})),
         el('td', {text: f.job || '—'}),
@@ -105,7 +108,16 @@
       el('h2', {text: `Findings (${D.findings.length}), most severe and largest effect first`}),
       D.findings.length ? el('table', {class: 'grid findings'},
         el('thead', {}, el('tr', {}, ...['severity', 'what', 'job', 'where', 'evidence', 'summary', ''].map((h) => el('th', {text: h})))),
-        el('tbody', {}, ...rows)) : el('p', {text: 'No findings: every job looks healthy.'}));
+        el('tbody', {}, ...rows)) : el('p', {text: 'No findings: every job looks healthy.'}),
+      moreButton());
+    function moreButton() {
+      const n = rows.filter((r) => r.classList.contains('more')).length;
+      if (!n) return null;
+      const b = el('button', {text: `show ${n} more info findings`, onclick: () => {
+        rows.forEach((r) => r.classList.remove('more')); b.remove();
+      }});
+      return b;
+    }
   }
 
   // ---------- per job ----------
@@ -447,7 +459,7 @@
     if (!f) return;
     document.querySelectorAll('tr.finding.selected').forEach((r) => r.classList.remove('selected'));
     const row = document.getElementById('finding-' + id);
-    if (row) row.classList.add('selected');
+    if (row) row.classList.remove('more'), row.classList.add('selected');
     document.body.dataset.shown = id;
     let target = null;
     const tl = timelines[f.job];

@@ -1,0 +1,658 @@
+#include "counters/counters_analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "diagnosis/robust_stats.h"
+
+namespace prism::counters {
+namespace {
+
+using diagnosis::Median;
+using diagnosis::RobustSigma;
+
+struct ServerAcc {
+  std::vector<double> bytes;
+  std::vector<uint16_t> covered;
+  int ports = 0;
+  std::map<std::string, std::pair<std::string, double>> nic;  // name -> (ip, gbps)
+};
+
+double Pearson(const double* a, const double* b, size_t n) {
+  if (n < 3) return 0;
+  double ma = 0, mb = 0;
+  for (size_t i = 0; i < n; ++i) {
+    ma += a[i];
+    mb += b[i];
+  }
+  ma /= n;
+  mb /= n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
+}
+
+// L1 distance of two servers' NIC-share vectors, NICs compared by rank in name order: servers of
+// one model name their NICs alike, other models differ (ens10np0.. vs ens24np0..) yet carry a job
+// the same way, so the shape counts, not the names. A missing NIC has share 0.
+double SignatureDistance(const ServerResult& a, const ServerResult& b) {
+  auto shares = [](const ServerResult& s) {
+    double total = std::accumulate(s.nic_gbps.begin(), s.nic_gbps.end(), 0.0);
+    std::vector<double> v;
+    for (double g : s.nic_gbps) v.push_back(total > 0 ? g / total : 0);
+    return v;
+  };
+  std::vector<double> x = shares(a), y = shares(b);
+  if (x.size() < y.size()) x.resize(y.size(), 0);
+  if (y.size() < x.size()) y.resize(x.size(), 0);
+  double d = 0;
+  for (size_t i = 0; i < x.size(); ++i) d += std::abs(x[i] - y[i]);
+  return d;
+}
+
+// Average-linkage agglomerative clustering on a similarity matrix (NaN = never together).
+std::vector<std::vector<int>> AverageLinkage(std::vector<std::vector<double>> sim, double threshold) {
+  const size_t n = sim.size();
+  std::vector<std::vector<int>> members(n);
+  std::vector<bool> alive(n, true);
+  for (size_t i = 0; i < n; ++i) members[i] = {static_cast<int>(i)};
+  for (;;) {
+    double best = threshold;
+    int bi = -1, bj = -1;
+    for (size_t i = 0; i < n; ++i) {
+      if (!alive[i]) continue;
+      for (size_t j = i + 1; j < n; ++j) {
+        if (!alive[j] || std::isnan(sim[i][j])) continue;
+        if (sim[i][j] >= best) {
+          best = sim[i][j];
+          bi = static_cast<int>(i);
+          bj = static_cast<int>(j);
+        }
+      }
+    }
+    if (bi < 0) break;
+    const double na = static_cast<double>(members[bi].size()), nb = static_cast<double>(members[bj].size());
+    for (size_t k = 0; k < n; ++k) {
+      if (!alive[k] || static_cast<int>(k) == bi || static_cast<int>(k) == bj) continue;
+      double a = sim[bi][k], b = sim[bj][k];
+      // A veto (NaN) on either side keeps the merged cluster apart from k.
+      double v = std::isnan(a) || std::isnan(b) ? std::nan("") : (na * a + nb * b) / (na + nb);
+      sim[bi][k] = sim[k][bi] = v;
+    }
+    members[bi].insert(members[bi].end(), members[bj].begin(), members[bj].end());
+    members[bj].clear();
+    alive[bj] = false;
+  }
+  std::vector<std::vector<int>> out;
+  for (size_t i = 0; i < n; ++i) {
+    if (alive[i]) out.push_back(members[i]);
+  }
+  return out;
+}
+
+// Normalised cross-correlation of x[t, t+L) with the template at every t (0 where the segment is
+// silent, mostly missing or too weak to be an iteration).
+std::vector<double> MatchScores(const std::vector<double>& x, const std::vector<uint8_t>& valid,
+                                const std::vector<double>& tmpl) {
+  const size_t n = x.size(), L = tmpl.size();
+  std::vector<double> score(n, 0);
+  if (L < 3 || n < L) return score;
+  double tm = std::accumulate(tmpl.begin(), tmpl.end(), 0.0) / L;
+  std::vector<double> tc(L);
+  double te = 0;
+  for (size_t i = 0; i < L; ++i) {
+    tc[i] = tmpl[i] - tm;
+    te += tc[i] * tc[i];
+  }
+  if (te <= 0 || tm <= 0) return score;
+  std::vector<double> s1(n + 1, 0), s2(n + 1, 0), sv(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    s1[i + 1] = s1[i] + x[i];
+    s2[i + 1] = s2[i] + x[i] * x[i];
+    sv[i + 1] = sv[i] + (valid[i] ? 1 : 0);
+  }
+  for (size_t t = 0; t + L <= n; ++t) {
+    if (sv[t + L] - sv[t] < 0.75 * L) continue;
+    const double mean = (s1[t + L] - s1[t]) / L;
+    if (mean < 0.3 * tm) continue;
+    const double var = s2[t + L] - s2[t] - L * mean * mean;
+    if (var <= 1e-12 * L * mean * mean) continue;
+    double dot = 0;
+    for (size_t i = 0; i < L; ++i) dot += x[t + i] * tc[i];
+    score[t] = dot / std::sqrt(var * te);
+  }
+  return score;
+}
+
+double ParabolicPeak(const std::vector<double>& s, size_t i) {
+  if (i == 0 || i + 1 >= s.size()) return static_cast<double>(i);
+  const double a = s[i - 1], b = s[i], c = s[i + 1];
+  const double den = a - 2 * b + c;
+  if (den >= 0) return static_cast<double>(i);
+  return static_cast<double>(i) + std::clamp(0.5 * (a - c) / den, -0.5, 0.5);
+}
+
+// Iteration starts (fractional bins) by template tracking: from each boundary, the best match one
+// period on (within 0.6..1.4 periods, climbing on when the best is at the window's far edge); when
+// nothing matches there (a stall, a gap, the job's end), the next match anywhere further on.
+std::vector<double> TrackBoundaries(const std::vector<double>& score, double period_bins,
+                                    double threshold) {
+  std::vector<double> out;
+  const size_t n = score.size();
+  auto local_max_from = [&](size_t t) {
+    size_t end = std::min(n, t + static_cast<size_t>(period_bins / 2) + 1);
+    size_t arg = t;
+    for (size_t j = t; j < end; ++j)
+      if (score[j] > score[arg]) arg = j;
+    return arg;
+  };
+  auto first_match = [&](size_t from) -> int64_t {
+    for (size_t t = from; t < n; ++t)
+      if (score[t] >= threshold) return static_cast<int64_t>(local_max_from(t));
+    return -1;
+  };
+  int64_t pos = first_match(0);
+  while (pos >= 0) {
+    out.push_back(ParabolicPeak(score, static_cast<size_t>(pos)));
+    size_t lo = static_cast<size_t>(pos + std::llround(0.6 * period_bins));
+    size_t hi = std::min(n - 1, static_cast<size_t>(pos + std::llround(1.4 * period_bins)));
+    if (lo >= n) break;
+    size_t arg = lo;
+    for (size_t j = lo; j <= hi; ++j)
+      if (score[j] > score[arg]) arg = j;
+    if (score[arg] >= threshold) {
+      while (arg == hi && arg + 1 < n && score[arg + 1] > score[arg]) hi = ++arg;
+      pos = static_cast<int64_t>(arg);
+    } else {
+      pos = first_match(hi + 1);
+    }
+  }
+  return out;
+}
+
+// Mean profile of one iteration: every iteration between consecutive boundaries stretched to L bins.
+std::vector<double> AlignedTemplate(const std::vector<double>& x, const std::vector<double>& starts,
+                                    size_t L, double period_bins) {
+  std::vector<double> t(L, 0);
+  size_t used = 0;
+  for (size_t k = 0; k + 1 < starts.size(); ++k) {
+    const double len = starts[k + 1] - starts[k];
+    if (len > 1.3 * period_bins || len < 0.7 * period_bins) continue;
+    for (size_t i = 0; i < L; ++i) {
+      const double pos = starts[k] + len * (i + 0.5) / L;
+      size_t b = static_cast<size_t>(pos);
+      if (b < x.size()) t[i] += x[b];
+    }
+    ++used;
+  }
+  if (used == 0) return {};
+  for (double& v : t) v /= static_cast<double>(used);
+  return t;
+}
+
+// Profile of x folded at period_bins over bins where `use` holds, rotated so it starts at its
+// quietest point (the smoothed minimum): iteration boundaries then fall between bursts.
+std::vector<double> FoldedTemplate(const std::vector<double>& x, const std::vector<uint8_t>& use,
+                                   size_t L, double period_bins) {
+  std::vector<double> sum(L, 0), cnt(L, 0);
+  for (size_t t = 0; t < x.size(); ++t) {
+    if (!use[t]) continue;
+    double phase = std::fmod(static_cast<double>(t), period_bins) / period_bins;
+    size_t i = std::min(L - 1, static_cast<size_t>(phase * L));
+    sum[i] += x[t];
+    cnt[i] += 1;
+  }
+  std::vector<double> prof(L, 0);
+  for (size_t i = 0; i < L; ++i) prof[i] = cnt[i] > 0 ? sum[i] / cnt[i] : 0;
+  const size_t w = std::max<size_t>(1, L / 8);
+  size_t anchor = 0;
+  double low = INFINITY;
+  for (size_t i = 0; i < L; ++i) {
+    double s = 0;
+    for (size_t j = 0; j < w; ++j) s += prof[(i + j) % L];
+    if (s < low) {
+      low = s;
+      anchor = i;
+    }
+  }
+  std::vector<double> out(L);
+  for (size_t i = 0; i < L; ++i) out[i] = prof[(anchor + i) % L];
+  return out;
+}
+
+std::string Seconds(double s) { return fmt::format("{:.2f}s", s); }
+
+}  // namespace
+
+CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& topology,
+                               const CountersOptions& options, Stats* stats) {
+  CountersResult res;
+  res.polls = ProfilePolls(data);
+  const double refresh_s = options.refresh_s > 0 ? options.refresh_s : std::max(res.polls.refresh_s, 0.001);
+  const double bin_s = options.bin_s > 0 ? options.bin_s : std::clamp(refresh_s / 4, 0.05, 0.5);
+  res.grid.bin_s = bin_s;
+  res.grid.start_ms = data.first_ms;
+  res.grid.bins =
+      data.last_ms > data.first_ms
+          ? static_cast<size_t>(std::ceil((data.last_ms - data.first_ms) / (bin_s * 1000))) + 1
+          : 0;
+  const Grid& grid = res.grid;
+  const size_t nb = grid.bins;
+
+  // 1. Ports -> servers.
+  std::map<std::string, ServerAcc> acc;
+  SpreadOptions spread;
+  spread.refresh_s = refresh_s;
+  spread.max_gap_s = options.max_gap_s;
+  for (const PortSeries& p : data.ports) {
+    std::string server, nic, ip;
+    if (topology.empty()) {
+      server = p.switch_name + ":" + p.port;
+      nic = p.port;
+    } else {
+      auto it = topology.find({p.switch_name, p.port});
+      if (it == topology.end()) {
+        if (stats) stats->Add(Stat::counters_unmapped_port);
+        continue;
+      }
+      server = it->second.server;
+      nic = it->second.nic.empty() ? p.switch_name + ":" + p.port : it->second.nic;
+      ip = it->second.nic_ip;
+    }
+    ServerAcc& a = acc[server];
+    if (a.bytes.empty()) {
+      a.bytes.assign(nb, 0);
+      a.covered.assign(nb, 0);
+    }
+    ++a.ports;
+    uint64_t total = SpreadPort(p, grid, spread, a.bytes.data(), a.covered.data(), stats);
+    res.bytes += total;
+    double span_s = p.ts_ms.size() >= 2 ? (p.ts_ms.back() - p.ts_ms.front()) / 1000.0 : 0;
+    auto& slot = a.nic[nic];
+    slot.first = ip;
+    slot.second += span_s > 0 ? total * 8.0 / span_s / 1e9 : 0;
+  }
+
+  // 2. Per server: rate, signature, period.
+  std::vector<std::vector<double>> rate;      // Gb/s per bin
+  std::vector<std::vector<uint8_t>> valid;
+  for (auto& [name, a] : acc) {
+    ServerResult s;
+    s.name = name;
+    for (const auto& [nic, v] : a.nic) {
+      s.nics.push_back(nic);
+      s.nic_ips.push_back(v.first);
+      s.nic_gbps.push_back(v.second);
+    }
+    std::vector<double> r(nb);
+    std::vector<uint8_t> ok(nb);
+    const uint16_t need = static_cast<uint16_t>((a.ports + 1) / 2);
+    double sum = 0;
+    size_t cnt = 0;
+    for (size_t i = 0; i < nb; ++i) {
+      r[i] = a.bytes[i] * 8 / bin_s / 1e9;
+      ok[i] = a.covered[i] >= need && need > 0;
+      if (ok[i]) {
+        sum += r[i];
+        ++cnt;
+      }
+    }
+    s.mean_gbps = cnt ? sum / cnt : 0;
+    if (s.mean_gbps >= options.min_server_gbps) s.period = EstimatePeriod(r, ok, bin_s, options.period);
+    res.servers.push_back(std::move(s));
+    rate.push_back(std::move(r));
+    valid.push_back(std::move(ok));
+    a.bytes = {};
+    a.covered = {};
+  }
+
+  // 3. Jobs: cluster periodic servers.
+  std::vector<int> cand;
+  for (size_t i = 0; i < res.servers.size(); ++i)
+    if (res.servers[i].period.period_s > 0) cand.push_back(static_cast<int>(i));
+  const size_t detrend_window =
+      std::max<size_t>(static_cast<size_t>(3 * options.period.max_period_s / bin_s), 8);
+  std::vector<std::vector<double>> z(cand.size());
+  for (size_t c = 0; c < cand.size(); ++c) {
+    z[c] = Detrend(rate[cand[c]], valid[cand[c]], detrend_window);
+    double e = 0;
+    for (double v : z[c]) e += v * v;
+    e = std::sqrt(e);
+    if (e > 0)
+      for (double& v : z[c]) v /= e;
+  }
+  std::vector<std::vector<double>> sim(cand.size(), std::vector<double>(cand.size(), 1));
+  for (size_t i = 0; i < cand.size(); ++i) {
+    for (size_t j = i + 1; j < cand.size(); ++j) {
+      const ServerResult& a = res.servers[cand[i]];
+      const ServerResult& b = res.servers[cand[j]];
+      double v = std::nan("");
+      if (HarmonicallyRelated(a.period.period_s, b.period.period_s) &&
+          SignatureDistance(a, b) <= options.signature_l1) {
+        // Phase locking: members of one job keep a fixed phase (pipeline stages lag each other
+        // within an iteration), so take the best correlation over lags up to half a period.
+        const double p = std::min(a.period.period_s, b.period.period_s);
+        const int max_lag = static_cast<int>(std::min(p / 2, options.max_phase_lag_s) / bin_s);
+        const double* x = z[i].data();
+        const double* y = z[j].data();
+        v = -1;
+        for (int lag = -max_lag; lag <= max_lag; ++lag) {
+          const size_t off = static_cast<size_t>(std::abs(lag));
+          const double* u = lag >= 0 ? x : y;
+          const double* w = lag >= 0 ? y + off : x + off;
+          double dot = 0;
+          for (size_t t = 0; t + off < nb; ++t) dot += u[t] * w[t];
+          v = std::max(v, dot);
+        }
+      }
+      sim[i][j] = sim[j][i] = v;
+    }
+  }
+  std::vector<std::vector<int>> clusters = AverageLinkage(sim, options.join_correlation);
+  for (auto& cl : clusters) {
+    if (cl.size() < 2) continue;
+    CountersJob job;
+    for (int c : cl) job.servers.push_back(cand[c]);
+    std::sort(job.servers.begin(), job.servers.end());
+    for (int c : cl) {
+      double s = 0;
+      for (int d : cl)
+        if (d != c && !std::isnan(sim[c][d])) s += sim[c][d];
+      res.servers[cand[c]].job_correlation = s / static_cast<double>(cl.size() - 1);
+    }
+    res.jobs.push_back(std::move(job));
+  }
+  std::sort(res.jobs.begin(), res.jobs.end(),
+            [](const CountersJob& a, const CountersJob& b) { return a.servers[0] < b.servers[0]; });
+
+  // 4-5. Per job: period, iterations, findings.
+  for (size_t ji = 0; ji < res.jobs.size(); ++ji) {
+    CountersJob& job = res.jobs[ji];
+    const size_t ns = job.servers.size();
+    for (int s : job.servers) res.servers[s].job = static_cast<int>(ji);
+    std::vector<double> J(nb, 0);
+    std::vector<uint8_t> ok(nb, 0);
+    for (size_t t = 0; t < nb; ++t) {
+      size_t v = 0;
+      for (int s : job.servers) {
+        J[t] += rate[s][t];
+        v += valid[s][t];
+      }
+      ok[t] = v * 2 >= ns;
+    }
+    // Signature: the job's bytes per NIC name.
+    std::map<std::string, double> nic_total;
+    double all = 0;
+    for (int s : job.servers) {
+      const ServerResult& sv = res.servers[s];
+      for (size_t i = 0; i < sv.nics.size(); ++i) {
+        nic_total[sv.nics[i]] += sv.nic_gbps[i];
+        all += sv.nic_gbps[i];
+      }
+      job.server_gbps += sv.mean_gbps / ns;
+    }
+    for (const auto& [nic, v] : nic_total) {
+      job.nic_names.push_back(nic);
+      job.signature.push_back(all > 0 ? v / all : 0);
+    }
+    PeriodEstimate pe = EstimatePeriod(J, ok, bin_s, options.period);
+    if (pe.period_s <= 0) {  // fall back on the members' periods
+      std::vector<double> ps;
+      for (int s : job.servers) ps.push_back(res.servers[s].period.period_s);
+      pe.period_s = Median(ps);
+    }
+    job.period_s = pe.period_s;
+    job.strength = pe.strength;
+    const double period_bins = pe.period_s / bin_s;
+    const size_t L = std::max<size_t>(3, static_cast<size_t>(std::llround(period_bins)));
+
+    // Where the job runs: a period-long moving average above a tenth of its typical level.
+    std::vector<double> smooth(nb, 0);
+    {
+      std::vector<double> pre(nb + 1, 0);
+      for (size_t t = 0; t < nb; ++t) pre[t + 1] = pre[t] + J[t];
+      for (size_t t = 0; t < nb; ++t) {
+        size_t lo = t > L / 2 ? t - L / 2 : 0, hi = std::min(nb, t + L / 2 + 1);
+        smooth[t] = (pre[hi] - pre[lo]) / static_cast<double>(hi - lo);
+      }
+    }
+    std::vector<double> levels;
+    for (size_t t = 0; t < nb; ++t)
+      if (ok[t] && smooth[t] > 0) levels.push_back(smooth[t]);
+    const double level = Median(levels);
+    std::vector<uint8_t> running(nb);
+    for (size_t t = 0; t < nb; ++t) running[t] = ok[t] && smooth[t] >= 0.5 * level;
+
+    std::vector<double> tmpl = FoldedTemplate(J, running, L, period_bins);
+    std::vector<double> starts = TrackBoundaries(MatchScores(J, ok, tmpl), period_bins,
+                                                 options.match_threshold);
+    if (std::vector<double> t2 = AlignedTemplate(J, starts, L, period_bins); !t2.empty()) {
+      tmpl = std::move(t2);
+      starts = TrackBoundaries(MatchScores(J, ok, tmpl), period_bins, options.match_threshold);
+    }
+    std::vector<double> scores = MatchScores(J, ok, tmpl);
+    auto to_ms = [&](double bins) {
+      return grid.start_ms + static_cast<int64_t>(std::llround(bins * bin_s * 1000));
+    };
+    std::vector<double> durations;
+    for (size_t k = 0; k + 1 < starts.size(); ++k) {
+      Iteration it;
+      it.start_ms = to_ms(starts[k]);
+      it.end_ms = to_ms(starts[k + 1]);
+      size_t b0 = static_cast<size_t>(starts[k]), b1 = static_cast<size_t>(starts[k + 1]);
+      it.score = scores[b0];
+      size_t missing = 0;
+      for (size_t t = b0; t < b1 && t < nb; ++t) missing += ok[t] ? 0 : 1;
+      it.gap = missing * 10 > (b1 - b0);
+      job.iterations.push_back(it);
+      if (!it.gap) durations.push_back((it.end_ms - it.start_ms) / 1000.0);
+    }
+    if (!job.iterations.empty()) {
+      job.start_ms = job.iterations.front().start_ms;
+      job.end_ms = job.iterations.back().end_ms;
+    }
+    const double med = Median(durations);
+    const double sigma = std::max(RobustSigma(durations, med), 0.02 * med);
+    // The period from the iterations: the mean of the normal ones (telescoping boundaries, so
+    // finer than a bin) when there are enough of them.
+    {
+      double sum = 0;
+      size_t n = 0;
+      for (double d : durations)
+        if (std::abs(d - med) <= options.k * sigma) {
+          sum += d;
+          ++n;
+        }
+      if (n >= 5 && std::abs(sum / n - job.period_s) < 0.1 * job.period_s) job.period_s = sum / n;
+    }
+    job.step_median_s = med;
+    if (!durations.empty()) {
+      std::vector<double> d = durations;
+      std::sort(d.begin(), d.end());
+      job.step_p99_s = d[std::min(d.size() - 1, static_cast<size_t>(std::ceil(0.99 * d.size())) - 1)];
+    }
+
+    // Plot series.
+    {
+      double pb = options.plot_bin_s > 0 ? options.plot_bin_s : std::max(bin_s, job.period_s / 8);
+      const double span_s = nb * bin_s;
+      pb = std::max(pb, span_s / 4000);
+      const size_t per = std::max<size_t>(1, static_cast<size_t>(std::llround(pb / bin_s)));
+      job.plot_bin_s = per * bin_s;
+      job.plot_start_ms = grid.start_ms;
+      for (size_t t = 0; t < nb; t += per) {
+        double s = 0;
+        size_t c = 0;
+        for (size_t u = t; u < std::min(nb, t + per); ++u, ++c) s += J[u];
+        job.traffic_gbps.push_back(static_cast<float>(s / c));
+      }
+    }
+
+    // Slow iterations and stalls.
+    std::vector<double> normal_rate;
+    for (size_t k = 0; k < job.iterations.size(); ++k) {
+      const Iteration& it = job.iterations[k];
+      if (it.gap) continue;
+      double d = (it.end_ms - it.start_ms) / 1000.0;
+      if (std::abs(d - med) > options.k * sigma) continue;
+      size_t b0 = static_cast<size_t>((it.start_ms - grid.start_ms) / 1000.0 / bin_s);
+      size_t b1 = std::min(nb, static_cast<size_t>((it.end_ms - grid.start_ms) / 1000.0 / bin_s));
+      for (size_t t = b0; t < b1; ++t) normal_rate.push_back(J[t]);
+    }
+    double mean_rate = normal_rate.empty() ? 0
+                       : std::accumulate(normal_rate.begin(), normal_rate.end(), 0.0) / normal_rate.size();
+    std::vector<bool> flagged(job.iterations.size(), false);
+    for (size_t k = 0; k < job.iterations.size(); ++k) {
+      const Iteration& it = job.iterations[k];
+      double d = (it.end_ms - it.start_ms) / 1000.0;
+      flagged[k] = !it.gap && durations.size() >= 5 && d > med + options.k * sigma && d > 1.15 * med;
+    }
+    for (const diagnosis::Run& run : diagnosis::FlaggedRuns(flagged, 0)) {
+      const Iteration& first = job.iterations[run.first];
+      const Iteration& last = job.iterations[run.last];
+      // Longest silence inside the run.
+      size_t b0 = static_cast<size_t>((first.start_ms - grid.start_ms) / 1000.0 / bin_s);
+      size_t b1 = std::min(nb, static_cast<size_t>((last.end_ms - grid.start_ms) / 1000.0 / bin_s));
+      size_t best_len = 0, best_at = b0, cur = 0;
+      for (size_t t = b0; t < b1; ++t) {
+        if (J[t] < 0.1 * mean_rate) {
+          if (++cur > best_len) {
+            best_len = cur;
+            best_at = t + 1 - cur;
+          }
+        } else {
+          cur = 0;
+        }
+      }
+      double longest = 0, total = 0;
+      for (size_t k = run.first; k <= run.last; ++k) {
+        double d = (job.iterations[k].end_ms - job.iterations[k].start_ms) / 1000.0;
+        longest = std::max(longest, d);
+        total += d;
+      }
+      const double quiet_s = best_len * bin_s;
+      CountersFinding f;
+      f.job = static_cast<int>(ji);
+      f.servers = job.servers;
+      f.baseline = med;
+      f.sigma = sigma;
+      f.units = static_cast<int>(run.last - run.first + 1);
+      if (quiet_s >= 0.5 * med && quiet_s >= 2 * refresh_s) {
+        f.kind = "job_stall";
+        f.severity = quiet_s >= 3 * med ? 2 : 1;
+        f.start_ms = grid.BinStartMs(best_at);
+        f.end_ms = grid.BinStartMs(best_at + best_len);
+        f.metric = "silence_s";
+        f.value = quiet_s;
+        f.summary = fmt::format("all {} servers silent for {} (iteration {} vs median {})", ns,
+                                Seconds(quiet_s), Seconds(longest), Seconds(med));
+      } else {
+        f.kind = "slow_iteration";
+        f.severity = longest >= 1.5 * med ? 2 : 1;
+        f.start_ms = first.start_ms;
+        f.end_ms = last.end_ms;
+        f.metric = "iteration_s";
+        f.value = total / f.units;
+        f.summary = fmt::format("{} slow iteration{} of {} on average (median {}, {:.1f} sigma)",
+                                f.units, f.units > 1 ? "s" : "", Seconds(f.value), Seconds(med),
+                                (f.value - med) / sigma);
+      }
+      res.findings.push_back(std::move(f));
+    }
+
+    // Servers out of step: per chunk of iterations (>= 10 s and >= 20 bins), each server's
+    // correlation with the rest of its job, compared across servers.
+    if (ns >= 3 && job.iterations.size() >= 4) {
+      struct Chunk {
+        size_t b0, b1;
+        int64_t start_ms, end_ms;
+      };
+      std::vector<Chunk> chunks;
+      const double min_s = std::max(10.0, 20 * bin_s);
+      size_t k = 0;
+      while (k < job.iterations.size()) {
+        if (job.iterations[k].gap || flagged[k]) {
+          ++k;
+          continue;
+        }
+        size_t e = k;
+        while (e + 1 < job.iterations.size() && !job.iterations[e + 1].gap && !flagged[e + 1] &&
+               (job.iterations[e].end_ms - job.iterations[k].start_ms) / 1000.0 < min_s)
+          ++e;
+        Chunk c;
+        c.start_ms = job.iterations[k].start_ms;
+        c.end_ms = job.iterations[e].end_ms;
+        c.b0 = static_cast<size_t>((c.start_ms - grid.start_ms) / 1000.0 / bin_s);
+        c.b1 = std::min(nb, static_cast<size_t>((c.end_ms - grid.start_ms) / 1000.0 / bin_s));
+        if ((c.end_ms - c.start_ms) / 1000.0 >= 0.5 * min_s) chunks.push_back(c);
+        k = e + 1;
+      }
+      std::vector<std::vector<double>> corr(ns, std::vector<double>(chunks.size(), 0));
+      std::vector<double> rest(nb);
+      for (size_t si = 0; si < ns; ++si) {
+        const std::vector<double>& x = rate[job.servers[si]];
+        for (size_t t = 0; t < nb; ++t) rest[t] = J[t] - x[t];
+        for (size_t c = 0; c < chunks.size(); ++c) {
+          corr[si][c] = Pearson(x.data() + chunks[c].b0, rest.data() + chunks[c].b0,
+                                chunks[c].b1 - chunks[c].b0);
+        }
+      }
+      std::vector<double> centre(chunks.size()), spread_c(chunks.size());
+      for (size_t c = 0; c < chunks.size(); ++c) {
+        std::vector<double> col;
+        for (size_t si = 0; si < ns; ++si) col.push_back(corr[si][c]);
+        centre[c] = Median(col);
+        spread_c[c] = std::max(RobustSigma(col, centre[c]), 0.05);
+      }
+      for (size_t si = 0; si < ns; ++si) {
+        std::vector<bool> low(chunks.size());
+        for (size_t c = 0; c < chunks.size(); ++c) {
+          low[c] = corr[si][c] < centre[c] - options.k * spread_c[c] && corr[si][c] < 0.75 * centre[c];
+        }
+        for (const diagnosis::Run& run : diagnosis::FlaggedRuns(low, 1)) {
+          if (run.flagged < 2) continue;
+          CountersFinding f;
+          f.kind = "server_out_of_step";
+          f.severity = 1;
+          f.job = static_cast<int>(ji);
+          f.servers = {job.servers[si]};
+          f.start_ms = chunks[run.first].start_ms;
+          f.end_ms = chunks[run.last].end_ms;
+          f.metric = "correlation_with_job";
+          double v = 0, b = 0, sg = 0;
+          for (size_t c = run.first; c <= run.last; ++c) {
+            v += corr[si][c];
+            b += centre[c];
+            sg += spread_c[c];
+          }
+          const double m = static_cast<double>(run.last - run.first + 1);
+          f.value = v / m;
+          f.baseline = b / m;
+          f.sigma = sg / m;
+          f.units = static_cast<int>(run.flagged);
+          f.summary = fmt::format("{} out of step with its job: correlation {:.2f} vs {:.2f} for "
+                                  "the other servers, over {:.0f}s",
+                                  res.servers[job.servers[si]].name, f.value, f.baseline,
+                                  (f.end_ms - f.start_ms) / 1000.0);
+          res.findings.push_back(std::move(f));
+        }
+      }
+    }
+  }
+  std::sort(res.findings.begin(), res.findings.end(),
+            [](const CountersFinding& a, const CountersFinding& b) {
+              return std::tie(a.start_ms, a.kind, a.job, a.servers) <
+                     std::tie(b.start_ms, b.kind, b.job, b.servers);
+            });
+  return res;
+}
+
+}  // namespace prism::counters

@@ -1,0 +1,145 @@
+#include "counters/counters_analysis.h"
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "counters/period.h"
+
+namespace prism::counters {
+namespace {
+
+constexpr double kBin = 0.25;
+
+// A pulse train: `width_s` bursts of height 1 every `period_s`, plus a second burst of height
+// `second` half a period later.
+std::vector<double> Pulses(double period_s, double width_s, double second, double total_s) {
+  std::vector<double> x(static_cast<size_t>(total_s / kBin));
+  for (size_t i = 0; i < x.size(); ++i) {
+    double ph = std::fmod(i * kBin, period_s);
+    if (ph < width_s) x[i] = 1;
+    else if (ph >= period_s / 2 && ph < period_s / 2 + width_s) x[i] = second;
+  }
+  return x;
+}
+
+TEST(Period, FindsThePeriodOfAPulseTrain) {
+  auto x = Pulses(11.4, 2, 0, 1200);
+  std::vector<uint8_t> ok(x.size(), 1);
+  PeriodEstimate e = EstimatePeriod(x, ok, kBin, {});
+  EXPECT_NEAR(e.period_s, 11.4, 0.11);
+  EXPECT_GT(e.strength, 0.5);
+}
+
+// The harmonic trap: a 22.8 s iteration with two unequal bursts correlates well at 11.4 s too.
+TEST(Period, HarmonicTrapTakesTheFullIteration) {
+  auto x = Pulses(22.8, 2, 0.4, 1200);
+  std::vector<uint8_t> ok(x.size(), 1);
+  EXPECT_NEAR(EstimatePeriod(x, ok, kBin, {}).period_s, 22.8, 0.23);
+  // Equal halves: the fundamental is 11.4 s.
+  auto y = Pulses(22.8, 2, 1.0, 1200);
+  EXPECT_NEAR(EstimatePeriod(y, ok, kBin, {}).period_s, 11.4, 0.12);
+}
+
+TEST(Period, NoiseIsNotPeriodic) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> n(0, 1);
+  std::vector<double> x(4000);
+  for (double& v : x) v = n(rng);
+  std::vector<uint8_t> ok(x.size(), 1);
+  EXPECT_EQ(EstimatePeriod(x, ok, kBin, {}).period_s, 0);
+}
+
+TEST(Period, Harmonics) {
+  EXPECT_TRUE(HarmonicallyRelated(11.4, 22.8));
+  EXPECT_TRUE(HarmonicallyRelated(11.4, 11.5));
+  EXPECT_FALSE(HarmonicallyRelated(11.4, 16));
+}
+
+// Synthetic cluster: servers of two jobs (period 6 s on 4 servers, 9 s on 5 servers), 2 NICs each,
+// polled every ~0.57 s with a 1 s refresh. Job A stalls for 30 s; one server of job B runs a
+// quarter period out of phase for a while.
+CountersData MakeCluster(PortTopology* topo) {
+  struct Server {
+    std::string name;
+    double period_s, phase_s;
+    bool stall;
+    bool shifted;
+  };
+  std::vector<Server> servers;
+  for (int i = 0; i < 4; ++i) servers.push_back({"a" + std::to_string(i), 6.0, 0.3, true, false});
+  for (int i = 0; i < 5; ++i) servers.push_back({"b" + std::to_string(i), 9.0, 1.7, false, i == 2});
+  const double total_s = 900, res_s = 0.01;
+  const double stall_from = 300, stall_to = 330, shift_from = 500, shift_to = 650;
+  CountersBuilder b(CounterKind::kCumulative, nullptr);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (size_t s = 0; s < servers.size(); ++s) {
+    const Server& sv = servers[s];
+    for (int nic = 0; nic < 2; ++nic) {
+      const std::string sw = "leaf" + std::to_string(nic), port = "p" + std::to_string(s);
+      (*topo)[{sw, port}] = {sv.name, "", "nic" + std::to_string(nic)};
+      double cum = 0, next_poll = u(rng) * 0.5, refresh_phase = u(rng), snapshot = 0;
+      double next_refresh = refresh_phase;
+      for (double t = 0; t < total_s; t += res_s) {
+        double tt = t;
+        if (sv.stall && t >= stall_from) tt = t < stall_to ? -1 : t - (stall_to - stall_from);
+        if (sv.shifted && t >= shift_from && t < shift_to) tt += sv.period_s / 3;
+        double ph = tt < 0 ? -1 : std::fmod(tt + sv.phase_s, sv.period_s);
+        double rate = ph >= 0 && ph < 0.4 * sv.period_s ? 20e9 : (ph >= 0 ? 1e9 : 0);  // bytes/s
+        cum += rate * res_s;
+        if (t >= next_refresh) {
+          snapshot = cum;
+          next_refresh += 1.0;
+        }
+        if (t >= next_poll) {
+          auto v = static_cast<uint64_t>(snapshot);
+          b.Add(sw, port, 1'700'000'000'000 + static_cast<int64_t>(t * 1000), v, v / 2);
+          next_poll += 0.47 + 0.2 * u(rng);
+        }
+      }
+    }
+  }
+  return b.Finish();
+}
+
+TEST(AnalyzeCounters, JobsPeriodsStallAndOutOfStep) {
+  PortTopology topo;
+  CountersData data = MakeCluster(&topo);
+  Stats stats;
+  CountersResult r = AnalyzeCounters(data, topo, {}, &stats);
+  ASSERT_EQ(r.jobs.size(), 2u);
+  auto names = [&](const CountersJob& j) {
+    std::vector<std::string> n;
+    for (int s : j.servers) n.push_back(r.servers[s].name);
+    return n;
+  };
+  EXPECT_EQ(names(r.jobs[0]), (std::vector<std::string>{"a0", "a1", "a2", "a3"}));
+  EXPECT_EQ(names(r.jobs[1]), (std::vector<std::string>{"b0", "b1", "b2", "b3", "b4"}));
+  EXPECT_NEAR(r.jobs[0].period_s, 6.0, 0.06);
+  EXPECT_NEAR(r.jobs[1].period_s, 9.0, 0.09);
+  EXPECT_GT(r.jobs[0].iterations.size(), 130u);
+  bool stall = false, out_of_step = false;
+  const int64_t t0 = 1'700'000'000'000;
+  for (const CountersFinding& f : r.findings) {
+    if (f.kind == "job_stall" && f.job == 0 && f.start_ms - t0 < 305'000 && f.end_ms - t0 > 325'000)
+      stall = true;
+    if (f.kind == "server_out_of_step" && f.job == 1 && f.servers.size() == 1 &&
+        r.servers[f.servers[0]].name == "b2" && f.start_ms - t0 < 600'000 &&
+        f.end_ms - t0 > 550'000)
+      out_of_step = true;
+  }
+  EXPECT_TRUE(stall);
+  EXPECT_TRUE(out_of_step);
+  // No false alarms elsewhere: every finding is one of the two injected ones.
+  for (const CountersFinding& f : r.findings) {
+    EXPECT_TRUE(f.kind == "job_stall" || f.kind == "server_out_of_step" ||
+                (f.start_ms - t0 > 290'000 && f.end_ms - t0 < 340'000))
+        << f.kind << " " << f.summary;
+  }
+}
+
+}  // namespace
+}  // namespace prism::counters
