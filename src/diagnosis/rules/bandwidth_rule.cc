@@ -1,5 +1,7 @@
 #include "diagnosis/rules/bandwidth_rule.h"
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
@@ -22,6 +24,7 @@ struct Cell {
   std::vector<double> rel_bw;
   std::map<int, size_t> jobs;  // flows per job
   double bytes = 0;            // offered load through the element in the bin
+  std::vector<uint32_t> slow;  // records below the drop threshold, for explaining links away
 };
 
 struct Element {
@@ -97,6 +100,7 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
       Cell& c = cells[{e, bin, cls[r] % 2}];
       c.rel_bw.push_back(rel);
       c.bytes += double(bytes[r]);
+      if (rel < 1 - o.min_bw_drop) c.slow.push_back(static_cast<uint32_t>(r));
       ++c.jobs[cls[r] / 2];
     }
   }
@@ -154,8 +158,8 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
       std::sort(own.begin(), own.end());
       const double ref = own[own.size() * 3 / 4];
       for (int64_t bin = 0; bin < bins; ++bin) {
-        if (!kdeg[e][bin]) continue;
         const double extra_load = std::max(1.0, cells[{e, bin, kind}].bytes / typical_load);
+        if (!kdeg[e][bin]) continue;
         if (kmed[e][bin] * extra_load > ref * (1 - o.min_bw_drop)) continue;
         // Keep the worse kind's figures as the finding's evidence.
         if (!degraded[e][bin] || kmed[e][bin] / kbase[e][bin] < med[e][bin] / ref_base[e][bin]) {
@@ -172,12 +176,44 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     auto it = element_index.find(name);
     return it != element_index.end() && degraded[it->second][bin];
   };
+  // A flow crosses two links; when one is the bottleneck, the other sees the same slow flows.
+  // A degraded link whose slow flows mostly (two thirds) also cross a worse degraded link on the same
+  // spine in the same bin is explained by that link (ties: the first name wins).
+  auto slow_rows = [&](size_t e, int64_t bin) {
+    std::vector<uint32_t> rows;
+    for (int kind : {0, 1}) {
+      auto it = cells.find({e, bin, kind});
+      if (it != cells.end()) rows.insert(rows.end(), it->second.slow.begin(), it->second.slow.end());
+    }
+    std::sort(rows.begin(), rows.end());
+    return rows;
+  };
+  auto explained_by_link = [&](size_t e, int64_t bin) {
+    const Element& el = elements[e];
+    const std::vector<uint32_t> mine = slow_rows(e, bin);
+    if (mine.empty()) return false;
+    for (size_t other = 0; other < elements.size(); ++other) {
+      const Element& ol = elements[other];
+      if (other == e || !ol.is_link || ol.b != el.b || !degraded[other][bin]) continue;
+      const double worse = med[other][bin] / ref_base[other][bin];
+      const double self = med[e][bin] / ref_base[e][bin];
+      if (worse > self || (worse == self && ol.name > el.name)) continue;
+      const std::vector<uint32_t> theirs = slow_rows(other, bin);
+      std::vector<uint32_t> shared;
+      std::set_intersection(mine.begin(), mine.end(), theirs.begin(), theirs.end(),
+                            std::back_inserter(shared));
+      if (shared.size() * 3 >= mine.size() * 2) return true;
+    }
+    return false;
+  };
   for (size_t e = 0; e < elements.size(); ++e) {
     const Element& el = elements[e];
     std::vector<bool> flags = degraded[e];
     if (el.is_link)
       for (int64_t bin = 0; bin < bins; ++bin)
-        if (flags[bin] && (switch_degraded(el.a, bin) || switch_degraded(el.b, bin))) flags[bin] = false;
+        if (flags[bin] && (switch_degraded(el.a, bin) || switch_degraded(el.b, bin) ||
+                           explained_by_link(e, bin)))
+          flags[bin] = false;
     for (const Run& run : FlaggedRuns(flags, 1)) {
       Finding fd;
       fd.kind = el.is_link ? "congested_link" : "degraded_switch";
@@ -220,3 +256,4 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
 }
 
 }  // namespace prism::diagnosis
+
