@@ -36,6 +36,7 @@ def main():
     ap.add_argument("--work", default="/tmp/llmprism-eval")
     ap.add_argument("--seeds", default="1-5")
     ap.add_argument("--windows", default="60")
+    ap.add_argument("--duration", default=None, help="simulated seconds (default: the scenario's)")
     ap.add_argument("scenarios", nargs="+")
     args = ap.parse_args()
     windows = [float(w) for w in args.windows.split(",")]
@@ -44,9 +45,10 @@ def main():
         for window in windows:
             per_seed = []
             for seed in seeds_of(args.seeds):
-                d = os.path.join(args.work, f"{scenario}-{seed}")
+                d = os.path.join(args.work, f"{scenario}-{seed}" + (f"-{args.duration}s" if args.duration else ""))
                 if not os.path.exists(os.path.join(d, "truth.json")):
-                    run([args.bin, "simulate", "--scenario", scenario, "--seed", str(seed), "--out", d])
+                    extra = ["--duration", args.duration] if args.duration else []
+                    run([args.bin, "simulate", "--scenario", scenario, "--seed", str(seed), "--out", d] + extra)
                 report = os.path.join(d, f"report-{window:g}.json")
                 t0 = time.time()
                 run([args.bin, "analyze", os.path.join(d, "flows.ipfix"), "--topology",
