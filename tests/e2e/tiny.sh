@@ -23,6 +23,11 @@ if grep -q $'\x1b' "$dir/summary.txt"; then echo "FAIL: colour codes in piped ou
 
 "$bin" eval --truth "$dir/sim/truth.json" --report "$dir/report.json" --json > "$dir/eval.json"
 
+# Deterministic: the same input gives the same bytes, whatever the thread count.
+"$bin" analyze "$dir/sim/flows.ipfix" --topology "$dir/sim/topology.csv" --threads 2 \
+  --report "$dir/report_again.json" > /dev/null
+cmp "$dir/report_ipfix.json" "$dir/report_again.json" || { echo "FAIL: report not deterministic" >&2; exit 1; }
+
 python3 - "$dir" <<'PY'
 import json, sys
 d = sys.argv[1]
@@ -34,7 +39,13 @@ for key in ("version", "window", "jobs", "pairs", "timelines", "findings", "inpu
 assert report["input"].get("records_read", 0) > 0, report["input"]
 for key in ("jobs", "pairs", "timelines", "findings"):
     assert report[key] == ipfix[key], f"csv and ipfix reports differ in {key}"
-frac = ev["jobs_exact_fraction"] if "jobs_exact_fraction" in ev else ev["metrics"]["jobs_exact_fraction"]
+frac = ev["jobs_exact_fraction"]
 assert frac == 1, f"jobs_exact_fraction = {frac}"
+for key in ("pairs_accuracy", "layout_exact_fraction"):
+    assert ev[key] == 1, f"{key} = {ev[key]}"
+assert ev["step_error_p50"] <= 0.001 and ev["step_error_p99"] <= 0.003, ev
+# No alert fatigue on a healthy cluster: nothing of warning severity or above.
+loud = [f for f in report["findings"] if f["severity"] != "info"]
+assert not loud, f"warnings on a fault-free run: {loud[:3]}"
 print(f"ok: {len(report['jobs'])} jobs, {len(report['pairs'])} pairs, jobs_exact_fraction {frac}")
 PY
