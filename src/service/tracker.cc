@@ -204,6 +204,7 @@ void Tracker::AnalyzeWindow(const Window& window, const PointTable& points,
   in.results = &results;
   in.findings = &findings;
   builder.AddWindow(in);
+  builder.AddSource("live window", "live", window.records.size());
   output::Report report = builder.Build();
 
   // Job identity across windows.
