@@ -64,6 +64,7 @@ struct AnalyzeArgs {
   std::string html;
   std::string trace;
   bool trace_all = false;
+  bool timings = false;  // per-stage CPU / wall time and peak RSS on stderr
   CountersCliArgs counters;  // counters mode (counters_cmd.h)
   double flowlet_gap_us = 1000;         // captures: TCP/UDP flowlet idle gap
   double roce_idle_timeout_us = 10000;  // captures: RoCE message idle timeout
@@ -252,27 +253,6 @@ std::vector<WindowCut> CutWindows(const prism::flow::FlowTable& table, int64_t w
   return cuts;
 }
 
-// Copies rows [lo, hi) of `all` into a table of their own (endpoint ids are per table).
-prism::flow::FlowTable CopyRows(const prism::flow::FlowTable& all, size_t lo, size_t hi) {
-  prism::flow::FlowTable w;
-  w.Reserve(hi - lo);
-  const prism::EndpointTable& endpoints = all.endpoints();
-  for (size_t r = lo; r < hi; ++r) {
-    prism::FlowRecord rec;
-    rec.start_ns = all.start_ns()[r];
-    rec.end_ns = all.end_ns()[r];
-    rec.src = endpoints.Addr(all.src()[r]);
-    rec.dst = endpoints.Addr(all.dst()[r]);
-    rec.bytes = all.bytes()[r];
-    rec.qp = all.qp()[r];
-    rec.point = all.point()[r];
-    rec.sampling_rate = all.sampling_rate()[r];
-    w.OnRecord(rec);
-  }
-  w.SortByStart();  // ties are broken by endpoint id, which differs from `all`'s
-  return w;
-}
-
 uint64_t CountNonGpuRecords(const prism::flow::FlowTable& w,
                             const prism::analysis::EndpointContext& ctx) {
   uint64_t n = 0;
@@ -286,6 +266,56 @@ uint64_t CountNonGpuRecords(const prism::flow::FlowTable& w,
 
 std::string Rel(int64_t ns, int64_t origin_ns) {
   return fmt::format("+{:.1f}s", static_cast<double>(ns - origin_ns) / 1e9);
+}
+
+// Capacity to reserve for the records of `path`: its size over the smallest record of its format
+// (an IPFIX record of the writer's IPv4 template with an empty point name is 52 bytes, a CSV row
+// at least 30). Reserved, not touched: pages beyond what the records use cost no memory, and the
+// columns need not be copied as they grow.
+size_t EstimateRecords(const std::string& path, prism::io::InputKind kind) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return 0;
+  long size = std::fseek(f, 0, SEEK_END) == 0 ? std::ftell(f) : 0;
+  std::fclose(f);
+  if (size <= 0) return 0;
+  switch (kind) {
+    case prism::io::InputKind::kIpfix: return static_cast<size_t>(size) / 52;
+    case prism::io::InputKind::kFlowCsv: return static_cast<size_t>(size) / 30;
+    default: return 0;
+  }
+}
+
+// The --timings table on stderr: per stage (summed over windows) records, CPU and wall seconds,
+// records per CPU second and the process's peak RSS so far. One line per stage, columns
+// separated by spaces, read by bench/e2e.py.
+void PrintTimings(const std::vector<prism::analysis::StageTime>& laps, uint64_t records) {
+  std::vector<prism::analysis::StageTime> stages;
+  for (const auto& l : laps) {
+    auto it = std::find_if(stages.begin(), stages.end(), [&](const auto& s) { return s.name == l.name; });
+    if (it == stages.end()) {
+      stages.push_back(l);
+      continue;
+    }
+    it->items += l.items;
+    it->cpu_s += l.cpu_s;
+    it->wall_s += l.wall_s;
+    it->peak_rss_bytes = std::max(it->peak_rss_bytes, l.peak_rss_bytes);
+  }
+  prism::analysis::StageTime total{"total", records};
+  for (const auto& s : stages) {
+    total.cpu_s += s.cpu_s;
+    total.wall_s += s.wall_s;
+    total.peak_rss_bytes = std::max(total.peak_rss_bytes, s.peak_rss_bytes);
+  }
+  stages.push_back(total);
+  fmt::print(stderr, "timings: {:<18} {:>12} {:>9} {:>9} {:>12} {:>12} {:>9}\n", "stage", "items",
+             "cpu_s", "wall_s", "items/cpu_s", "peak_rss_mb", "B/record");
+  for (const auto& s : stages) {
+    fmt::print(stderr, "timings: {:<18} {:>12} {:>9.3f} {:>9.3f} {:>12.0f} {:>12.1f} {:>9.1f}\n", s.name,
+               s.items, s.cpu_s, s.wall_s, s.cpu_s > 0 ? double(s.items) / s.cpu_s : 0.0,
+               double(s.peak_rss_bytes) / 1e6,
+               records > 0 ? double(s.peak_rss_bytes) / double(records) : 0.0);
+  }
 }
 
 // Counters mode when --prometheus is given or the first input is a port counters CSV.
@@ -326,10 +356,17 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   const prism::Topology* topo = topology ? &*topology : nullptr;
 
+  std::vector<prism::analysis::StageTime> laps;
+  prism::analysis::StageTimer timer(args.timings ? &laps : nullptr);
   prism::PointTable points;
   prism::flow::FlowTable all;
   prism::output::ReportBuilder builder(args.window_s);
   const bool progress = isatty(STDERR_FILENO) == 1;
+  size_t expected_records = 0;
+  for (const std::string& path : args.inputs) {
+    if (auto kind = prism::io::SniffInputKind(path)) expected_records += EstimateRecords(path, *kind);
+  }
+  all.Reserve(expected_records);
   for (const std::string& path : args.inputs) {
     prism::io::InputKind kind = prism::io::InputKind::kUnknown;
     ProgressSink sink(&all, progress, path);
@@ -342,7 +379,10 @@ int RunAnalyze(const AnalyzeArgs& args) {
     return fail({ErrorCode::kDataLoss, fmt::format("no usable flow record in {}",
                                                    fmt::join(args.inputs, ", "))});
   }
+  const uint64_t total_records = all.size();
+  timer.Lap("read", total_records);
   all.SortByStart();
+  timer.Lap("sort", total_records);
 
   prism::analysis::AnalysisOptions analysis_options;
   analysis_options.threads = args.threads;
@@ -364,15 +404,34 @@ int RunAnalyze(const AnalyzeArgs& args) {
       fmt::print(stderr, "\r\x1b[Kanalysing window {}/{} ({} records){}", wi + 1, cuts.size(),
                  cut.hi - cut.lo, eta);
     }
-    prism::flow::FlowTable window = CopyRows(all, cut.lo, cut.hi);
+    // Windows before the last are copies; the last one is cut from `all` in place (no second
+    // copy of the columns: a single window costs its records once).
+    prism::flow::FlowTable copy;
+    if (wi + 1 < cuts.size()) {
+      copy = all.CopyRows(cut.lo, cut.hi);
+    } else {
+      all.KeepRows(cut.lo, cut.hi);
+    }
+    const prism::flow::FlowTable& window = wi + 1 < cuts.size() ? copy : all;
+    const uint64_t window_records = window.size();
     prism::analysis::EndpointContext ctx =
         prism::analysis::BuildEndpointContext(window.endpoints(), topo);
     stats.Add(prism::Stat::records_non_gpu, CountNonGpuRecords(window, ctx));
+    timer.Lap("window", window_records);
     prism::analysis::AnalysisStats analysis_stats;
+    analysis_stats.timings = args.timings;
     prism::analysis::AnalysisResults results =
         prism::analysis::Analyze(window, ctx, cut.end_ns, analysis_options, &analysis_stats);
+    timer.Lap("analyze", window_records);  // re-laps below: the sum of the analysis stages
+    if (args.timings) {
+      laps.pop_back();
+      for (auto& s : analysis_stats.stages) laps.push_back(std::move(s));
+      laps.push_back({"bocd_points_pairs", analysis_stats.pair_transfers});
+      laps.push_back({"bocd_points_dp", analysis_stats.dp_group_transfers});
+    }
     std::vector<prism::diagnosis::Finding> findings = prism::diagnosis::Diagnose(
         window, points, ctx, results, diagnosis_options, &baselines);
+    timer.Lap("diagnose", window_records);
     if (results.jobs.empty()) {
       fmt::print(stderr, "llmprism analyze: warning: window {} to {} ({} records) has no job\n",
                  Rel(cut.start_ns, origin_ns), Rel(cut.end_ns, origin_ns), window.size());
@@ -385,10 +444,12 @@ int RunAnalyze(const AnalyzeArgs& args) {
     input.results = &results;
     input.findings = &findings;
     builder.AddWindow(input);
+    timer.Lap("report_window", window_records);
   }
   if (progress) fmt::print(stderr, "\r\x1b[K");
   builder.SetInputStats(stats);
   prism::output::Report report = builder.Build();
+  timer.Lap("report_build", total_records);
 
   if (!args.report.empty()) {
     std::ofstream out(args.report, std::ios::binary | std::ios::trunc);
@@ -434,6 +495,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   fmt::print("{}", prism::output::FormatSummary(report, isatty(STDOUT_FILENO) == 1));
   std::fflush(stdout);
+  timer.Lap("write_outputs", total_records);
+  if (args.timings) PrintTimings(laps, total_records);
 
   if (uint64_t skipped = stats.SkippedTotal(); skipped > 0) {
     fmt::print(stderr, "llmprism analyze: {} input records or rows were skipped as bad\n", skipped);
@@ -474,6 +537,9 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--threads", args->threads, "Analyse independent jobs / pairs in parallel")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--timings", args->timings,
+                "Print per-stage records, CPU and wall seconds, rate and peak RSS to stderr "
+                "(docs/performance.md)");
   cmd->add_flag("--pp-events", args->pp_events,
                 "Include per-step pipeline events in the report's timelines (much larger)");
   cmd->add_option("--html", args->html,

@@ -40,18 +40,25 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
                         int64_t window_end_ns, const AnalysisOptions& options,
                         AnalysisStats* stats) {
   AnalysisResults results;
+  StageTimer timer(stats != nullptr && stats->timings ? &stats->stages : nullptr);
   const auto keys = DistinctPairs(flows.src(), flows.dst());
   JobRecognition jr = RecognizeJobs(keys, flows.endpoints(), ctx, options.jobs);
   results.jobs = std::move(jr.jobs);
   results.job_of = std::move(jr.job_of);
+  timer.Lap("jobs", flows.size());
 
-  const std::vector<PairRows> rows = GroupRowsByPair(flows, results.job_of);
+  std::vector<PairRows> rows = GroupRowsByPair(flows, results.job_of);
+  timer.Lap("group_rows", flows.size());
   std::vector<PairTransfers> transfers(rows.size());
   results.pairs.resize(rows.size());
   ParallelFor(rows.size(), options.threads, [&](size_t i) {
     transfers[i] = BuildTransfers(flows, rows[i], options.pairs.transfers);
+    std::vector<flow::RowId>().swap(rows[i].rows);  // not needed any more: free as we go
     results.pairs[i] = ClassifyPair(rows[i], transfers[i], options.pairs);
   });
+  uint64_t pair_transfers = 0;
+  for (const PairTransfers& t : transfers) pair_transfers += t.transfers.size();
+  timer.Lap("classify_pairs", pair_transfers);
   const size_t refined = RefinePairs(&results.pairs, flows.endpoints().size());
   std::vector<int> tp_of_job(results.jobs.size());
   for (size_t j = 0; j < results.jobs.size(); ++j) {
@@ -62,6 +69,10 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
       FindDpGroupSteps(results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
                        options.timelines.tail_guard_steps, options.timelines.steps);
   MeasurePpPairs(&results.pairs, transfers, groups);
+  uint64_t dp_group_transfers = 0;
+  for (size_t i = 0; i < results.pairs.size(); ++i)
+    if (results.pairs[i].label == PairLabel::kDp) dp_group_transfers += transfers[i].transfers.size();
+  timer.Lap("dp_steps", dp_group_transfers);
 
   std::vector<int> stage_of(flows.endpoints().size(), -1);
   for (size_t j = 0; j < results.jobs.size(); ++j)
@@ -74,12 +85,15 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   });
   for (auto& v : per_job)
     for (auto& t : v) results.timelines.push_back(std::move(t));
+  timer.Lap("layout_timelines", pair_transfers);
 
   if (stats != nullptr) {
     stats->hubs = jr.hubs.size();
     stats->non_gpu_endpoints = jr.non_gpu_endpoints;
     stats->pairs = results.pairs.size();
     stats->refined_pairs = refined;
+    stats->pair_transfers = pair_transfers;
+    stats->dp_group_transfers = dp_group_transfers;
   }
   return results;
 }

@@ -7,6 +7,7 @@
 #include "analysis/classify/pair_classifier.h"
 #include "analysis/endpoint_context.h"
 #include "analysis/jobs/job_recognition.h"
+#include "analysis/stage_timer.h"
 #include "analysis/timeline/timeline_builder.h"
 #include "flow/flow_table.h"
 
@@ -24,6 +25,12 @@ struct AnalysisStats {
   size_t non_gpu_endpoints = 0;
   size_t pairs = 0;
   size_t refined_pairs = 0;
+  // BOCD points: transfers of all pairs (pair classification) and of all DP groups (steps).
+  uint64_t pair_transfers = 0;
+  uint64_t dp_group_transfers = 0;
+  // Filled when `timings` is set (analyze --timings).
+  bool timings = false;
+  std::vector<StageTime> stages;
 };
 
 // `flows` must be sorted by start (FlowTable::SortByStart).

@@ -21,6 +21,11 @@ class FlowTable : public FlowSink {
   void Reserve(size_t rows);
   // Sorts every column by (start_ns, end_ns, src, dst); stable for equal keys.
   void SortByStart();
+  // Rows [lo, hi) as a table of their own, endpoints interned in row order (ids are per table).
+  FlowTable CopyRows(size_t lo, size_t hi) const;
+  // Keeps only rows [lo, hi), in place, endpoints re-interned in row order: the table
+  // CopyRows(lo, hi) would return, without a second copy of the columns (the last window).
+  void KeepRows(size_t lo, size_t hi);
 
   size_t size() const { return start_ns_.size(); }
   bool empty() const { return start_ns_.empty(); }
@@ -41,6 +46,8 @@ class FlowTable : public FlowSink {
   int64_t max_end_ns() const { return max_end_ns_; }
 
  private:
+  void RecomputeBounds();
+
   EndpointTable endpoints_;
   std::vector<int64_t> start_ns_, end_ns_;
   std::vector<EndpointId> src_, dst_;

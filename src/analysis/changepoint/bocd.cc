@@ -71,7 +71,15 @@ void BocdDetector::Prune() {
     if (p[i] >= floor) keep_.push_back(static_cast<uint32_t>(i));
   }
   const size_t cap = opts_.max_run_lengths;
-  if (cap != 0 && keep_.size() > cap) {
+  if (cap != 0 && keep_.size() == cap + 1) {
+    // The usual case once the cap is reached (a step adds one run length): drop the least
+    // probable run length other than r = 0 — of equal ones the last, as the selection below
+    // would — without a selection.
+    size_t drop = 1;
+    for (size_t k = 2; k < keep_.size(); ++k)
+      if (p[keep_[k]] <= p[keep_[drop]]) drop = k;
+    keep_.erase(keep_.begin() + static_cast<ptrdiff_t>(drop));
+  } else if (cap != 0 && keep_.size() > cap) {
     // Keep r = 0 and the cap - 1 most probable others: find the (cap - 1)-th largest mass.
     const size_t want = cap - 1;
     select_.clear();

@@ -7,15 +7,23 @@
 #include <fmt/format.h>
 
 #include "analysis/jobs/union_find.h"
+#include "analysis/pair_key_map.h"
 
 namespace prism::analysis {
 
 std::vector<uint64_t> DistinctPairs(std::span<const EndpointId> src,
                                     std::span<const EndpointId> dst) {
-  std::vector<uint64_t> keys(src.size());
-  for (size_t i = 0; i < src.size(); ++i) keys[i] = PairKey(src[i], dst[i]);
+  // Hash the pairs (few: thousands to a few million) instead of sorting a key per record.
+  PairKeyMap seen;
+  uint64_t last = UINT64_MAX;
+  for (size_t i = 0; i < src.size(); ++i) {
+    const uint64_t key = PairKey(src[i], dst[i]);
+    if (key == last) continue;
+    last = key;
+    seen.FindOrInsert(key);
+  }
+  std::vector<uint64_t> keys = seen.keys();
   std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   return keys;
 }
 

@@ -1,6 +1,7 @@
 #include "diagnosis/rules/bandwidth_rule.h"
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <set>
@@ -21,7 +22,9 @@ constexpr double kMinSigmaFraction = 0.05;
 
 // An element is a switch ("spine03") or a link ("leaf-p000-r2|spine05").
 struct Cell {
-  std::vector<double> rel_bw;
+  std::vector<double> rel_bw;  // while the cell's bin is open; then only its median is kept
+  size_t flows = 0;
+  double median = 0;           // of rel_bw, when flows >= kMinFlowsPerCell
   std::map<int, size_t> jobs;  // flows per job
   double bytes = 0;            // offered load through the element in the bin
   std::vector<uint32_t> slow;  // records below the drop threshold, for explaining links away
@@ -43,14 +46,17 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
   std::unordered_map<uint64_t, const analysis::Pair*> pair_of;
   for (const auto& p : rc.results.pairs) pair_of[analysis::PairKey(p.a, p.b)] = &p;
 
-  // Bandwidth per class, then relative bandwidth per record.
+  // Bandwidth per class, then relative bandwidth per record. The per-record loops touch no
+  // string and no tree: they dominate the cost of diagnosis (docs/performance.md).
   const auto src = f.src(), dst = f.dst();
   const auto start = f.start_ns(), end = f.end_ns();
   const auto bytes = f.bytes();
   const auto point = f.point();
-  std::vector<int> cls(f.size(), -1);
-  std::vector<double> bw(f.size(), 0);
-  std::map<std::pair<int, int>, std::vector<double>> class_bw;
+  auto record_bw = [&](size_t r) {
+    return double(bytes[r]) / double(std::max<int64_t>(1000, end[r] - start[r]));
+  };
+  std::vector<int> cls(f.size(), -1);  // job * 2 + (0 = DP, 1 = PP), -1 = not judged
+  std::vector<std::vector<double>> class_bw(2 * rc.results.jobs.size());
   for (size_t r = 0; r < f.size(); ++r) {
     if (bytes[r] <= kControlMaxBytes) continue;
     const int job = rc.results.job_of[src[r]];
@@ -59,54 +65,110 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     if (it == pair_of.end() || it->second->label == analysis::PairLabel::kUnknown) continue;
     const int label = it->second->label == analysis::PairLabel::kDp ? 0 : 1;
     cls[r] = job * 2 + label;
-    bw[r] = double(bytes[r]) / double(std::max<int64_t>(1000, end[r] - start[r]));
-    class_bw[{job, label}].push_back(bw[r]);
+    class_bw[size_t(cls[r])].push_back(record_bw(r));
   }
-  std::map<int, double> class_median;
-  for (auto& [k, v] : class_bw) class_median[k.first * 2 + k.second] = Median(v);
+  std::vector<double> class_median(class_bw.size(), 0);
+  for (size_t c = 0; c < class_bw.size(); ++c) {
+    if (!class_bw[c].empty()) class_median[c] = Median(std::move(class_bw[c]));
+    std::vector<double>().swap(class_bw[c]);
+  }
 
   const int64_t t0 = f.min_start_ns();
   const int64_t bin_ns = o.bw_bin_ns;
+  const int64_t bins = (f.max_end_ns() - t0) / bin_ns + 1;
   std::vector<Element> elements;
   std::map<std::string, size_t> element_index;
+  // (element, bin, 0 = DP / 1 = PP flows): judged apart, as a fault may slow only one kind (a
+  // throttled fabric link slows ring traffic but not PP sends that are NIC-bound anyway).
+  // cell_of[e][bin * 2 + kind] indexes `cells`, -1 = no flow yet.
+  std::vector<Cell> cells;
+  std::vector<std::vector<int32_t>> cell_of;
   auto element = [&](const std::string& name, bool link, const std::string& a,
                      const std::string& b) {
     auto [it, inserted] = element_index.try_emplace(name, elements.size());
-    if (inserted) elements.push_back({name, link, a, b});
+    if (inserted) {
+      elements.push_back({name, link, a, b});
+      cell_of.emplace_back(size_t(2 * bins), -1);
+    }
     return it->second;
   };
-  // (element, bin, 0 = DP / 1 = PP flows): judged apart, as a fault may slow only one kind (a
-  // throttled fabric link slows ring traffic but not PP sends that are NIC-bound anyway).
-  std::map<std::tuple<size_t, int64_t, int>, Cell> cells;
-  for (size_t r = 0; r < f.size(); ++r) {
-    if (cls[r] < 0) continue;
-    const double rel = bw[r] / class_median[cls[r]];
-    const int64_t bin = (start[r] - t0) / bin_ns;
+  auto find_cell = [&](size_t e, int64_t bin, int kind) -> const Cell* {
+    const int32_t c = cell_of[e][size_t(bin * 2 + kind)];
+    return c < 0 ? nullptr : &cells[size_t(c)];
+  };
+  // The elements a record crosses depend only on (observation point, source leaf, destination
+  // leaf): worked out once per combination, in the order of first use (element ids stay the same).
+  struct Route {
+    uint32_t point;
+    int ls, ld;
+    bool operator==(const Route&) const = default;
+  };
+  struct RouteHash {
+    size_t operator()(const Route& k) const {
+      return std::hash<uint64_t>()((uint64_t(k.point) << 32) ^ (uint64_t(uint32_t(k.ls)) << 16) ^
+                                   uint64_t(uint32_t(k.ld)) * 0x9E3779B97F4A7C15ull);
+    }
+  };
+  std::unordered_map<Route, std::vector<size_t>, RouteHash> routes;
+  auto route = [&](size_t r) -> const std::vector<size_t>& {
+    const Route key{point[r], rc.ctx.leaf[src[r]], rc.ctx.leaf[dst[r]]};
+    auto [it, inserted] = routes.try_emplace(key);
+    if (!inserted) return it->second;
     std::set<std::string> switches;
-    const std::string obs = point[r] == kNoPoint ? "" : rc.points.Name(point[r]);
-    const int ls = rc.ctx.leaf[src[r]], ld = rc.ctx.leaf[dst[r]];
-    const std::string leaf_s = ls >= 0 ? rc.ctx.leaf_names[ls] : "";
-    const std::string leaf_d = ld >= 0 ? rc.ctx.leaf_names[ld] : "";
+    const std::string obs = key.point == kNoPoint ? "" : rc.points.Name(key.point);
+    const std::string leaf_s = key.ls >= 0 ? rc.ctx.leaf_names[key.ls] : "";
+    const std::string leaf_d = key.ld >= 0 ? rc.ctx.leaf_names[key.ld] : "";
     for (const std::string* s : {&obs, &leaf_s, &leaf_d})
       if (!s->empty()) switches.insert(*s);
-    std::vector<size_t> touched;
+    std::vector<size_t>& touched = it->second;
     for (const auto& s : switches) touched.push_back(element(s, false, s, ""));
     // Observed at a switch that is neither end's leaf: a spine, crossed on two links.
     if (!obs.empty() && obs != leaf_s && obs != leaf_d) {
       for (const std::string* leaf : {&leaf_s, &leaf_d})
         if (!leaf->empty()) touched.push_back(element(*leaf + "|" + obs, true, *leaf, obs));
     }
-    for (size_t e : touched) {
-      Cell& c = cells[{e, bin, cls[r] % 2}];
+    return touched;
+  };
+  // Rows are sorted by start, so bins close in order: a closed bin's cells keep the median of
+  // their relative bandwidths instead of every value (8 bytes per record and element crossed).
+  const bool sorted = std::is_sorted(start.begin(), start.end());
+  std::vector<int32_t> open_cells;
+  auto close_cells = [&] {
+    for (int32_t i : open_cells) {
+      Cell& c = cells[size_t(i)];
+      c.flows = c.rel_bw.size();
+      if (c.flows >= kMinFlowsPerCell) c.median = Median(c.rel_bw);
+      std::vector<double>().swap(c.rel_bw);
+    }
+    open_cells.clear();
+  };
+  int64_t open_bin = -1;
+  for (size_t r = 0; r < f.size(); ++r) {
+    if (cls[r] < 0) continue;
+    const double rel = record_bw(r) / class_median[size_t(cls[r])];
+    const int64_t bin = (start[r] - t0) / bin_ns;
+    if (sorted && bin != open_bin) {
+      close_cells();
+      open_bin = bin;
+    }
+    for (size_t e : route(r)) {
+      int32_t& ci = cell_of[e][size_t(bin * 2 + cls[r] % 2)];
+      if (ci < 0) {
+        ci = static_cast<int32_t>(cells.size());
+        cells.emplace_back();
+        open_cells.push_back(ci);
+      }
+      Cell& c = cells[size_t(ci)];
       c.rel_bw.push_back(rel);
       c.bytes += double(bytes[r]);
       if (rel < 1 - o.min_bw_drop) c.slow.push_back(static_cast<uint32_t>(r));
       ++c.jobs[cls[r] / 2];
     }
   }
+  close_cells();
+  std::vector<int>().swap(cls);
 
   // Per bin and flow kind: which switches and which links are degraded.
-  const int64_t bins = (f.max_end_ns() - t0) / bin_ns + 1;
   std::vector<std::vector<bool>> degraded(elements.size(), std::vector<bool>(bins, false));
   std::vector<std::vector<double>> med(elements.size(), std::vector<double>(bins, 0));
   std::vector<std::vector<double>> ref_base(elements.size(), std::vector<double>(bins, 1));
@@ -122,9 +184,9 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
         std::vector<size_t> ids;
         for (size_t e = 0; e < elements.size(); ++e) {
           if (elements[e].is_link != link) continue;
-          auto it = cells.find({e, bin, kind});
-          if (it == cells.end() || it->second.rel_bw.size() < kMinFlowsPerCell) continue;
-          kmed[e][bin] = Median(it->second.rel_bw);
+          const Cell* c = find_cell(e, bin, kind);
+          if (c == nullptr || c->flows < kMinFlowsPerCell) continue;
+          kmed[e][bin] = c->median;
           medians.push_back(kmed[e][bin]);
           ids.push_back(e);
         }
@@ -151,14 +213,15 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
       for (int64_t bin = 0; bin < bins; ++bin) {
         if (kmed[e][bin] <= 0) continue;
         own.push_back(kmed[e][bin]);
-        load.push_back(cells[{e, bin, kind}].bytes);
+        load.push_back(find_cell(e, bin, kind)->bytes);  // kmed > 0: the cell has flows
       }
       if (own.size() < 3) continue;
       const double typical_load = Median(load);
       std::sort(own.begin(), own.end());
       const double ref = own[own.size() * 3 / 4];
       for (int64_t bin = 0; bin < bins; ++bin) {
-        const double extra_load = std::max(1.0, cells[{e, bin, kind}].bytes / typical_load);
+        const Cell* c = find_cell(e, bin, kind);
+        const double extra_load = std::max(1.0, (c != nullptr ? c->bytes : 0.0) / typical_load);
         if (!kdeg[e][bin]) continue;
         if (kmed[e][bin] * extra_load > ref * (1 - o.min_bw_drop)) continue;
         // Keep the worse kind's figures as the finding's evidence.
@@ -182,8 +245,8 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
   auto slow_rows = [&](size_t e, int64_t bin) {
     std::vector<uint32_t> rows;
     for (int kind : {0, 1}) {
-      auto it = cells.find({e, bin, kind});
-      if (it != cells.end()) rows.insert(rows.end(), it->second.slow.begin(), it->second.slow.end());
+      if (const Cell* c = find_cell(e, bin, kind))
+        rows.insert(rows.end(), c->slow.begin(), c->slow.end());
     }
     std::sort(rows.begin(), rows.end());
     return rows;
@@ -230,9 +293,8 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
         bases.push_back(ref_base[e][bin]);
         fd.sigma = std::max(fd.sigma, ref_sigma[e][bin]);
         for (int kind : {0, 1}) {
-          auto it = cells.find({e, int64_t(bin), kind});
-          if (it != cells.end())
-            for (auto [j, n] : it->second.jobs) jobs[j] += n;
+          if (const Cell* c = find_cell(e, int64_t(bin), kind))
+            for (auto [j, n] : c->jobs) jobs[j] += n;
         }
       }
       fd.value = Median(vals);
