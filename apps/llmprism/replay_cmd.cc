@@ -6,7 +6,7 @@
 // datagram loses only its records. --rate paces records per second (0 = as fast as possible);
 // --cidr keeps records whose source and destination both fall in one of the prefixes;
 // --loop N sends the file N times (timestamps shifted by the file's span each time, so later
-// loops look like later traffic). Prints records and datagrams sent and the achieved rate.
+// loops look like later traffic); --preload encodes everything before sending. Prints records and datagrams sent and the achieved rate.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -39,6 +39,7 @@ struct ReplayArgs {
   size_t per_datagram = 20;
   std::vector<std::string> cidrs;
   int loops = 1;
+  bool preload = false;  // encode every datagram first, then send (measures the receiver, not us)
 };
 
 struct Prefix {
@@ -81,15 +82,31 @@ class UdpSender : public prism::FlowSink {
       for (const prism::FlowRecord& r : pending_) w.OnRecord(r);
       (void)w.Finish();
     }
-    const std::string msg = out.str();
-    sent_records_ += pending_.size();
+    if (args_.preload) {
+      preloaded_.push_back({out.str(), pending_.size()});
+      pending_.clear();
+      return;
+    }
+    SendOne(out.str(), pending_.size());
     pending_.clear();
+  }
+  // Sends what --preload encoded, paced like the rest; restarts the clock first.
+  void SendPreloaded() {
+    start_ = std::chrono::steady_clock::now();
+    for (auto& [msg, n] : preloaded_) SendOne(msg, n);
+    preloaded_.clear();
+  }
+
+ private:
+  void SendOne(const std::string& msg, size_t records) {
+    sent_records_ += records;
     if (args_.rate > 0) {
       const auto due = start_ + std::chrono::duration<double>(
                                     static_cast<double>(sent_records_) / args_.rate);
       std::this_thread::sleep_until(due);
     }
-    // On loopback a full socket buffer blocks sendto (no silent loss at the sender).
+    // A receiver that cannot keep up loses datagrams in its socket buffer (its drop counter),
+    // not here.
     if (sendto(fd_, msg.data(), msg.size(), 0, reinterpret_cast<const sockaddr*>(&to_),
                sizeof(to_)) < 0) {
       ++send_errors_;
@@ -97,6 +114,8 @@ class UdpSender : public prism::FlowSink {
       ++datagrams_;
     }
   }
+
+ public:
   void NextLoop() {
     Send();
     if (max_ns_ > min_ns_) shift_ns_ += (max_ns_ - min_ns_) + 1'000'000'000;
@@ -120,6 +139,7 @@ class UdpSender : public prism::FlowSink {
   const prism::PointTable* points_;
   const std::vector<Prefix>& prefixes_;
   std::vector<prism::FlowRecord> pending_;
+  std::vector<std::pair<std::string, size_t>> preloaded_;
   uint64_t sent_records_ = 0, datagrams_ = 0, send_errors_ = 0;
   int64_t shift_ns_ = 0, min_ns_ = INT64_MAX, max_ns_ = INT64_MIN;
   std::chrono::steady_clock::time_point start_;
@@ -175,6 +195,7 @@ int RunReplay(const ReplayArgs& args) {
     }
     sender.NextLoop();
   }
+  if (args.preload) sender.SendPreloaded();
   close(fd);
   const double secs = sender.seconds();
   fmt::print("replay: {} records in {} datagrams in {:.2f} s ({:.0f} records/s), {} send errors\n",
@@ -199,5 +220,7 @@ void RegisterReplayCommand(CLI::App& app, int* exit_code) {
                   "Keep only records whose source and destination are in one of these prefixes");
   cmd->add_option("--loop", args->loops, "Send the file this many times, shifted in time")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_flag("--preload", args->preload,
+                "Encode every datagram before sending any (to measure the receiver, not the encoder)");
   cmd->callback([args, exit_code] { *exit_code = RunReplay(*args); });
 }

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <cstdio>
+#include <string_view>
 #include <cstring>
 #include <map>
 
@@ -120,9 +122,13 @@ uint64_t UdpSocketDrops(uint16_t port) {
       if (std::sscanf(line, "%*s %63s", local) != 1) continue;
       const char* colon = std::strrchr(local, ':');
       if (colon == nullptr || std::strtoul(colon + 1, nullptr, 16) != port) continue;
-      // drops is the last field
-      const char* last = std::strrchr(line, ' ');
-      if (last != nullptr) total += std::strtoull(last + 1, nullptr, 10);
+      // drops is the last field (lines may end in spaces)
+      std::string_view v(line);
+      while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+      const size_t sp = v.find_last_of(" \t");
+      if (sp != std::string_view::npos) {
+        total += std::strtoull(std::string(v.substr(sp + 1)).c_str(), nullptr, 10);
+      }
     }
     std::fclose(f);
   }
