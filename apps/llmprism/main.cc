@@ -9,6 +9,8 @@
 void RegisterSimulateCommand(CLI::App& app, int* exit_code);
 void RegisterAnalyzeCommand(CLI::App& app, int* exit_code);
 void RegisterEvalCommand(CLI::App& app, int* exit_code);
+void RegisterServeCommand(CLI::App& app, int* exit_code);
+void RegisterReplayCommand(CLI::App& app, int* exit_code);
 
 int main(int argc, char** argv) {
   CLI::App app{"llmprism: diagnose LLM training jobs from switch-level flow records"};
@@ -17,6 +19,8 @@ int main(int argc, char** argv) {
   RegisterSimulateCommand(app, &exit_code);
   RegisterAnalyzeCommand(app, &exit_code);
   RegisterEvalCommand(app, &exit_code);
+  RegisterServeCommand(app, &exit_code);
+  RegisterReplayCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

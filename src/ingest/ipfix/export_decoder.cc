@@ -250,6 +250,7 @@ void ExportDecoder::DecodeMessage(std::span<const uint8_t> msg, uint32_t exporte
       return;
     }
     ++messages_;
+    impl_->Count(Stat::ipfix_messages);
     ctx.version = 10;
     ctx.export_s = Get32(msg.data() + 4);
     ctx.domain = Get32(msg.data() + 12);

@@ -1,0 +1,159 @@
+// File: apps/llmprism/serve_cmd.cc
+// `llmprism serve --ipfix-udp ADDR:PORT [--watch DIR] [--window 60] [--step 10] [--http ADDR:PORT]
+//  [--db FILE.sqlite] [--topology FILE] [--token T] ...`: continuous monitoring (service/service.h,
+// docs/api.md). Binds 127.0.0.1 unless told otherwise. Runs until SIGTERM or SIGINT, then stops the
+// sources, analyses the windows that hold data, writes them to the database and exits 0.
+// --ready-file writes {"http": PORT, "udp": [PORT...]} once everything listens (for scripts and
+// tests that ask for port 0).
+#include <signal.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "service/service.h"
+
+namespace {
+
+struct ServeArgs {
+  std::vector<std::string> udp;
+  std::vector<std::string> watch;
+  double window_s = 60, step_s = 10, reorder_s = 5, idle_flush_s = 10, history_s = 600;
+  std::string http = "127.0.0.1:8080";
+  std::string db;
+  std::string topology;
+  std::string token;
+  std::string token_file;
+  std::string ready_file;
+  double k = 3;
+  int threads = 0;
+  size_t max_buffer_records = 4'000'000;
+  size_t queue_records = 1'000'000;
+  size_t udp_queue_datagrams = 4096;
+};
+
+int RunServe(const ServeArgs& args) {
+  auto fail = [](const std::string& m) {
+    fmt::print(stderr, "llmprism serve: {}\n", m);
+    return 2;
+  };
+  if (args.udp.empty() && args.watch.empty()) {
+    return fail("no input: give --ipfix-udp ADDR:PORT and/or --watch DIR");
+  }
+  prism::service::ServiceOptions o;
+  o.udp = args.udp;
+  o.watch = args.watch;
+  o.http = args.http;
+  o.db = args.db;
+  o.topology_path = args.topology;
+  o.token = args.token;
+  if (!args.token_file.empty()) {
+    std::ifstream in(args.token_file);
+    if (!in || !std::getline(in, o.token) || o.token.empty()) {
+      return fail(fmt::format("--token-file {}: cannot read a token", args.token_file));
+    }
+  }
+  o.buffer.window_ns = std::llround(args.window_s * 1e9);
+  o.buffer.step_ns = std::llround(args.step_s * 1e9);
+  o.buffer.reorder_ns = std::llround(args.reorder_s * 1e9);
+  o.buffer.max_records = args.max_buffer_records;
+  if (o.buffer.step_ns <= 0 || o.buffer.window_ns % o.buffer.step_ns != 0) {
+    return fail("--window must be a whole multiple of --step");
+  }
+  o.queue_records = args.queue_records;
+  o.udp_queue_datagrams = args.udp_queue_datagrams;
+  o.idle_flush_ms = std::llround(args.idle_flush_s * 1e3);
+  o.tracker.window_ns = o.buffer.window_ns;
+  o.tracker.step_ns = o.buffer.step_ns;
+  o.tracker.history_ns = std::llround(args.history_s * 1e9);
+  o.tracker.diagnosis.k = args.k;
+  o.tracker.analysis.threads =
+      args.threads > 0 ? args.threads
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
+
+  // Signals are taken by sigwait below: block them before any thread starts so none gets them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  auto service = prism::service::Service::Start(o);
+  if (!service) return fail(service.error().message);
+  const auto ports = (*service)->udp_ports();
+  fmt::print(stderr, "llmprism serve: http on {}:{}, IPFIX/NetFlow v9 UDP on port(s) {}\n",
+             o.http.substr(0, o.http.rfind(':')), (*service)->http_port(), fmt::join(ports, ", "));
+  if (!args.ready_file.empty()) {
+    const std::string tmp = args.ready_file + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      out << fmt::format("{{\"http\": {}, \"udp\": [{}]}}\n", (*service)->http_port(),
+                         fmt::join(ports, ", "));
+    }
+    std::filesystem::rename(tmp, args.ready_file);
+  }
+  int sig = 0;
+  sigwait(&set, &sig);
+  fmt::print(stderr, "llmprism serve: {}: flushing and stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  (*service)->Stop();
+  fmt::print(stderr, "llmprism serve: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+void RegisterServeCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Monitor continuously: live flow ingest, sliding windows, HTTP API, dashboard, "
+               "Prometheus /metrics, durable state (docs/api.md)");
+  cmd->add_option("--ipfix-udp", args->udp,
+                  "Collect IPFIX / NetFlow v9 on this UDP ADDR:PORT (repeatable; port 0 = any)");
+  cmd->add_option("--watch", args->watch,
+                  "Read flow files (IPFIX, flow CSV, pcap) dropped into this directory, then move "
+                  "them to DIR/done/ (repeatable; names starting with '.' are ignored)");
+  cmd->add_option("--window", args->window_s, "Analysis window in seconds")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--step", args->step_s, "Seconds between analyses (the window slides by this)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--reorder", args->reorder_s,
+                  "Seconds a record may arrive late (by its end time) and still join its window")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--idle-flush", args->idle_flush_s,
+                  "Seconds without new records after which the open windows are analysed")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--history", args->history_s,
+                  "Seconds of per-GPU timelines kept in memory for /api/v1/gpus/{ip}/timeline")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--http", args->http, "Serve the API, /metrics and the dashboard on ADDR:PORT")
+      ->capture_default_str();
+  cmd->add_option("--db", args->db, "SQLite database for durable state (jobs, steps, findings)");
+  cmd->add_option("--topology", args->topology, "Topology CSV: ip,host,gpu,leaf[,kind]");
+  cmd->add_option("--token", args->token, "Require 'Authorization: Bearer TOKEN' on the API");
+  cmd->add_option("--token-file", args->token_file, "Read the bearer token from this file");
+  cmd->add_option("--k", args->k, "Diagnosis sigma multiplier")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "Analysis threads (0 = half the cores)")
+      ->capture_default_str();
+  cmd->add_option("--max-buffer-records", args->max_buffer_records,
+                  "Records the window buffer may hold (~80 bytes each); beyond, dropped and counted")
+      ->capture_default_str();
+  cmd->add_option("--queue-records", args->queue_records,
+                  "Records that may wait between ingest and windowing; beyond, UDP batches are "
+                  "dropped and counted")
+      ->capture_default_str();
+  cmd->add_option("--udp-queue-datagrams", args->udp_queue_datagrams,
+                  "Datagrams each UDP collector may queue before decoding")
+      ->capture_default_str();
+  cmd->add_option("--ready-file", args->ready_file,
+                  "Write {\"http\": PORT, \"udp\": [PORTS]} here once listening");
+  cmd->callback([args, exit_code] { *exit_code = RunServe(*args); });
+}

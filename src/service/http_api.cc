@@ -1,0 +1,358 @@
+#include "service/http_api.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "diagnosis/finding.h"
+#include "output/html_assets.h"
+#include "service/api_json.h"
+#include "service/dashboard.h"
+
+namespace prism::service {
+
+using nlohmann::json;
+
+namespace {
+
+int64_t WallNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void SendJson(httplib::Response& res, const json& j, int status = 200) {
+  res.status = status;
+  res.set_content(j.dump(), "application/json");
+}
+
+void SendError(httplib::Response& res, int status, const std::string& message) {
+  SendJson(res, json{{"error", message}}, status);
+}
+
+// Times in query parameters: integer Unix ns, or seconds with a fraction ("1700000000.5").
+std::optional<int64_t> ParseTime(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  if (s.find('.') == std::string::npos && s.find('e') == std::string::npos) {
+    long long v = std::strtoll(s.c_str(), &end, 10);
+    if (*end != '\0') return std::nullopt;
+    // Small values are seconds (anything before 1973 in ns is below 1e17).
+    return std::llabs(v) < 100'000'000'000LL ? static_cast<int64_t>(v) * 1'000'000'000 : v;
+  }
+  double d = std::strtod(s.c_str(), &end);
+  if (*end != '\0') return std::nullopt;
+  return static_cast<int64_t>(d * 1e9);
+}
+
+std::string Escape(const std::string& v) {  // Prometheus label value
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+json IngestJson(const ApiContext& ctx) {
+  json sources = json::array();
+  for (const SourceCounters* s : ctx.sources) {
+    Stats st = s->GetStats();
+    json counters = json::object();
+    for (size_t i = 0; i < st.values().size(); ++i) {
+      if (st.values()[i] != 0) counters[kStatInfo[i].name] = st.values()[i];
+    }
+    json o{{"name", s->name},
+           {"kind", s->kind},
+           {"records", s->records.load()},
+           {"accepted", s->accepted.load()},
+           {"dropped", {{"queue_full", s->dropped_queue_full.load()},
+                        {"late", s->dropped_late.load()},
+                        {"buffer_full", s->dropped_buffer_full.load()}}},
+           {"bad", st.SkippedTotal() - st.Get(Stat::collector_datagrams_dropped)},
+           {"counters", counters},
+           {"last_record_wall_ns", s->last_record_wall_ns.load()}};
+    if (s->kind == "ipfix-udp") {
+      o["port"] = s->udp_port;
+      o["datagrams"] = s->datagrams.load();
+      o["datagrams_dropped"] = st.Get(Stat::collector_datagrams_dropped);
+      o["socket_drops"] = UdpSocketDrops(s->udp_port);
+    } else {
+      o["files"] = s->files.load();
+    }
+    sources.push_back(std::move(o));
+  }
+  const PipelineCounters& p = *ctx.pipeline;
+  return json{{"sources", sources},
+              {"queue", {{"records", ctx.queue_size ? ctx.queue_size() : 0},
+                         {"capacity", ctx.queue_capacity}}},
+              {"buffer_records", p.buffer_records.load()},
+              {"max_event_ns", p.max_event_ns.load()},
+              {"next_window_end_ns", p.next_window_end_ns.load()},
+              {"windows_skipped", p.windows_skipped.load()},
+              {"store_errors", p.store_errors.load()}};
+}
+
+}  // namespace
+
+uint64_t UdpSocketDrops(uint16_t port) {
+  if (port == 0) return 0;
+  uint64_t total = 0;
+  for (const char* path : {"/proc/net/udp", "/proc/net/udp6"}) {
+    std::FILE* f = std::fopen(path, "r");
+    if (f == nullptr) continue;
+    char line[512];
+    std::fgets(line, sizeof line, f);  // header
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      // ref pointer drops
+      char local[64];
+      if (std::sscanf(line, "%*s %63s", local) != 1) continue;
+      const char* colon = std::strrchr(local, ':');
+      if (colon == nullptr || std::strtoul(colon + 1, nullptr, 16) != port) continue;
+      // drops is the last field
+      const char* last = std::strrchr(line, ' ');
+      if (last != nullptr) total += std::strtoull(last + 1, nullptr, 10);
+    }
+    std::fclose(f);
+  }
+  return total;
+}
+
+std::string RenderMetrics(const ApiContext& ctx) {
+  std::shared_ptr<const Snapshot> snap = ctx.snapshots->Get();
+  std::string o;
+  auto head = [&](const char* name, const char* type, const char* help) {
+    o += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  };
+  head("llmprism_records_ingested_total", "counter",
+       "Flow records decoded from each source (before queueing and windowing).");
+  for (const SourceCounters* s : ctx.sources) {
+    o += fmt::format("llmprism_records_ingested_total{{source=\"{}\"}} {}\n", Escape(s->name),
+                     s->records.load());
+  }
+  head("llmprism_records_dropped_total", "counter",
+       "Flow records dropped: queue_full (ingest faster than windowing), late (older than every "
+       "open window), buffer_full (window buffer at its bound).");
+  for (const SourceCounters* s : ctx.sources) {
+    const std::string src = Escape(s->name);
+    o += fmt::format("llmprism_records_dropped_total{{source=\"{}\",reason=\"queue_full\"}} {}\n",
+                     src, s->dropped_queue_full.load());
+    o += fmt::format("llmprism_records_dropped_total{{source=\"{}\",reason=\"late\"}} {}\n", src,
+                     s->dropped_late.load());
+    o += fmt::format("llmprism_records_dropped_total{{source=\"{}\",reason=\"buffer_full\"}} {}\n",
+                     src, s->dropped_buffer_full.load());
+  }
+  head("llmprism_records_bad_total", "counter",
+       "Input records, sets or messages skipped as malformed (sum of the data-loss counters).");
+  std::vector<Stats> stats;
+  for (const SourceCounters* s : ctx.sources) {
+    stats.push_back(s->GetStats());
+    const Stats& st = stats.back();
+    o += fmt::format("llmprism_records_bad_total{{source=\"{}\"}} {}\n", Escape(s->name),
+                     st.SkippedTotal() - st.Get(Stat::collector_datagrams_dropped));
+  }
+  head("llmprism_input_events_total", "counter",
+       "Every non-zero input data-quality counter (core/stats.h names), by source.");
+  for (size_t k = 0; k < ctx.sources.size(); ++k) {
+    const Stats& st = stats[k];
+    for (size_t i = 0; i < st.values().size(); ++i) {
+      if (st.values()[i] == 0) continue;
+      o += fmt::format("llmprism_input_events_total{{source=\"{}\",counter=\"{}\"}} {}\n",
+                       Escape(ctx.sources[k]->name), kStatInfo[i].name, st.values()[i]);
+    }
+  }
+  head("llmprism_datagrams_received_total", "counter", "UDP datagrams received, by source.");
+  for (const SourceCounters* s : ctx.sources) {
+    if (s->kind != "ipfix-udp") continue;
+    o += fmt::format("llmprism_datagrams_received_total{{source=\"{}\"}} {}\n", Escape(s->name),
+                     s->datagrams.load());
+  }
+  head("llmprism_datagrams_dropped_total", "counter",
+       "UDP datagrams dropped: collector queue full (reason=\"queue_full\") or by the kernel "
+       "socket buffer (reason=\"socket\").");
+  for (size_t k = 0; k < ctx.sources.size(); ++k) {
+    const SourceCounters* s = ctx.sources[k];
+    if (s->kind != "ipfix-udp") continue;
+    o += fmt::format("llmprism_datagrams_dropped_total{{source=\"{}\",reason=\"queue_full\"}} {}\n",
+                     Escape(s->name), stats[k].Get(Stat::collector_datagrams_dropped));
+    o += fmt::format("llmprism_datagrams_dropped_total{{source=\"{}\",reason=\"socket\"}} {}\n",
+                     Escape(s->name), UdpSocketDrops(s->udp_port));
+  }
+  const PipelineCounters& p = *ctx.pipeline;
+  head("llmprism_queue_records", "gauge", "Records waiting between ingest and windowing.");
+  o += fmt::format("llmprism_queue_records {}\n", ctx.queue_size ? ctx.queue_size() : 0);
+  head("llmprism_buffer_records", "gauge", "Records held by the sliding-window buffer.");
+  o += fmt::format("llmprism_buffer_records {}\n", p.buffer_records.load());
+  head("llmprism_windows_analysed_total", "counter", "Analysis windows analysed.");
+  o += fmt::format("llmprism_windows_analysed_total {}\n", snap->windows_analysed);
+  head("llmprism_windows_skipped_total", "counter",
+       "Due windows skipped because analysis was still busy with an earlier one.");
+  o += fmt::format("llmprism_windows_skipped_total {}\n", p.windows_skipped.load());
+  head("llmprism_window_analysis_seconds", "gauge", "Wall time the latest window's analysis took.");
+  o += fmt::format("llmprism_window_analysis_seconds {}\n", snap->analysis_seconds);
+  head("llmprism_window_lag_seconds", "gauge",
+       "Event time of the newest record seen minus the end of the latest analysed window.");
+  // 0 once the latest window reaches past the newest record (idle flush, end of a replay).
+  const double lag =
+      snap->window_end_ns == 0
+          ? 0
+          : std::max(0.0, static_cast<double>(p.max_event_ns.load() - snap->window_end_ns) / 1e9);
+  o += fmt::format("llmprism_window_lag_seconds {}\n", lag);
+  head("llmprism_window_end_seconds", "gauge", "End of the latest analysed window (Unix seconds).");
+  o += fmt::format("llmprism_window_end_seconds {}\n", static_cast<double>(snap->window_end_ns) / 1e9);
+  head("llmprism_jobs", "gauge", "Jobs known, by state.");
+  size_t active = 0;
+  for (const JobState& j : snap->jobs) active += j.active ? 1 : 0;
+  o += fmt::format("llmprism_jobs{{state=\"active\"}} {}\nllmprism_jobs{{state=\"ended\"}} {}\n",
+                   active, snap->jobs.size() - active);
+  head("llmprism_job_step_seconds", "gauge",
+       "Latest step time of each active job (median over its GPUs).");
+  for (const JobState& j : snap->jobs) {
+    if (!j.active || j.steps.empty()) continue;
+    o += fmt::format("llmprism_job_step_seconds{{job=\"{}\"}} {}\n", Escape(j.id),
+                     j.steps.back().step_s);
+  }
+  head("llmprism_job_step_seconds_p99", "gauge",
+       "99th percentile of the GPU step times of each active job in the latest window.");
+  for (const JobState& j : snap->jobs) {
+    if (!j.active || j.step_time.steps == 0) continue;
+    o += fmt::format("llmprism_job_step_seconds_p99{{job=\"{}\"}} {}\n", Escape(j.id),
+                     j.step_time.p99_s);
+  }
+  head("llmprism_job_gpus", "gauge", "GPUs of each active job.");
+  for (const JobState& j : snap->jobs) {
+    if (!j.active) continue;
+    o += fmt::format("llmprism_job_gpus{{job=\"{}\"}} {}\n", Escape(j.id), j.gpus.size());
+  }
+  head("llmprism_findings_total", "counter",
+       "Findings raised, by kind and severity (a finding counts once when created and once more "
+       "at each severity it is raised to).");
+  for (const auto& [key, n] : snap->finding_raises) {
+    o += fmt::format("llmprism_findings_total{{kind=\"{}\",severity=\"{}\"}} {}\n",
+                     Escape(key.first), key.second, n);
+  }
+  head("llmprism_switch_dp_bandwidth_relative", "gauge",
+       "Relative bandwidth (1 = fabric median) of each switch or link endpoint named by a "
+       "bandwidth finding in the latest window (the lowest value).");
+  for (const auto& [sw, v] : snap->switch_bandwidth_relative) {
+    o += fmt::format("llmprism_switch_dp_bandwidth_relative{{switch=\"{}\"}} {}\n", Escape(sw), v);
+  }
+  return o;
+}
+
+void InstallRoutes(httplib::Server* server, const ApiContext& ctx_in) {
+  auto ctx = std::make_shared<ApiContext>(ctx_in);
+  server->set_pre_routing_handler([ctx](const httplib::Request& req, httplib::Response& res) {
+    if (ctx->token.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    const std::string& p = req.path;
+    const bool open = p == "/" || p == "/api/v1/health" || p.rfind("/assets/", 0) == 0;
+    if (open) return httplib::Server::HandlerResponse::Unhandled;
+    if (req.get_header_value("Authorization") == "Bearer " + ctx->token) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    res.set_header("WWW-Authenticate", "Bearer");
+    SendError(res, 401, "missing or wrong bearer token");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+
+  server->Get("/api/v1/health", [ctx](const httplib::Request&, httplib::Response& res) {
+    auto s = ctx->snapshots->Get();
+    const int64_t now = WallNs();
+    SendJson(res, json{{"status", "ok"},
+                       {"uptime_s", static_cast<double>(now - ctx->pipeline->started_wall_ns) / 1e9},
+                       {"snapshot_version", s->version},
+                       {"windows_analysed", s->windows_analysed},
+                       {"window_start_ns", s->window_start_ns},
+                       {"window_end_ns", s->window_end_ns},
+                       {"window_s", static_cast<double>(ctx->window_ns) / 1e9},
+                       {"step_s", static_cast<double>(ctx->step_ns) / 1e9},
+                       {"jobs", s->jobs.size()},
+                       {"findings", s->findings.size()}});
+  });
+  server->Get("/api/v1/jobs", [ctx](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, JobsJson(*ctx->snapshots->Get()));
+  });
+  server->Get(R"(/api/v1/jobs/([A-Za-z0-9_.-]+))",
+              [ctx](const httplib::Request& req, httplib::Response& res) {
+                auto j = JobJson(*ctx->snapshots->Get(), req.matches[1]);
+                if (!j) return SendError(res, 404, "no such job");
+                SendJson(res, *j);
+              });
+  server->Get("/api/v1/findings", [ctx](const httplib::Request& req, httplib::Response& res) {
+    FindingFilter f;
+    f.job = req.get_param_value("job");
+    f.kind = req.get_param_value("kind");
+    f.severity = req.get_param_value("severity");
+    if (req.has_param("since")) {
+      auto t = ParseTime(req.get_param_value("since"));
+      if (!t) return SendError(res, 400, "since: expected Unix ns or seconds");
+      f.since_ns = *t;
+    }
+    if (req.has_param("limit")) {
+      f.limit = std::strtoull(req.get_param_value("limit").c_str(), nullptr, 10);
+      if (f.limit == 0) return SendError(res, 400, "limit: expected a positive integer");
+    }
+    SendJson(res, FindingsJson(*ctx->snapshots->Get(), f));
+  });
+  server->Get(R"(/api/v1/gpus/([0-9A-Fa-f:.]+)/timeline)",
+              [ctx](const httplib::Request& req, httplib::Response& res) {
+                auto ip = IpAddr::Parse(std::string(req.matches[1]));
+                if (!ip) return SendError(res, 400, "not an IP address");
+                int64_t from = INT64_MIN, to = INT64_MAX;
+                if (req.has_param("from")) {
+                  auto t = ParseTime(req.get_param_value("from"));
+                  if (!t) return SendError(res, 400, "from: expected Unix ns or seconds");
+                  from = *t;
+                }
+                if (req.has_param("to")) {
+                  auto t = ParseTime(req.get_param_value("to"));
+                  if (!t) return SendError(res, 400, "to: expected Unix ns or seconds");
+                  to = *t;
+                }
+                auto j = GpuTimelineJson(*ctx->snapshots->Get(), *ip, from, to);
+                if (!j) return SendError(res, 404, "GPU not seen in the recent past");
+                SendJson(res, *j);
+              });
+  server->Get("/api/v1/ingest", [ctx](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, IngestJson(*ctx));
+  });
+  server->Get("/api/v1/dashboard", [ctx](const httplib::Request&, httplib::Response& res) {
+    auto s = ctx->snapshots->Get();
+    std::string body = fmt::format(
+        "{{\"version\":{},\"window_start_ns\":{},\"window_end_ns\":{},\"report\":{}}}",
+        s->version, s->window_start_ns, s->window_end_ns,
+        s->dashboard_json ? *s->dashboard_json : std::string("null"));
+    res.set_content(body, "application/json");
+  });
+  server->Get("/metrics", [ctx](const httplib::Request&, httplib::Response& res) {
+    res.set_content(RenderMetrics(*ctx), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  server->Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(kDashboardHtml), "text/html; charset=utf-8");
+  });
+  auto asset = [server](const char* path, std::string_view body, const char* type) {
+    server->Get(path, [body, type](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Cache-Control", "max-age=3600");
+      res.set_content(std::string(body), type);
+    });
+  };
+  asset("/assets/uPlot.js", output::assets::kUplotJs, "text/javascript");
+  asset("/assets/uPlot.css", output::assets::kUplotCss, "text/css");
+  asset("/assets/report.js", output::assets::kReportJs, "text/javascript");
+  asset("/assets/report.css", output::assets::kReportCss, "text/css");
+  asset("/assets/uPlot.LICENSE", output::assets::kUplotLicense, "text/plain");
+  asset("/assets/live.js", kDashboardJs, "text/javascript");
+}
+
+}  // namespace prism::service

@@ -1,0 +1,40 @@
+// File: service/http_api.h
+// The HTTP side of `llmprism serve` (cpp-httplib): the JSON API (docs/api.md), Prometheus
+// /metrics (text exposition format 0.0.4) and the live dashboard at /. Handlers only read the
+// published Snapshot and the live counters. With a token, every path except /api/v1/health and
+// the dashboard's static files needs "Authorization: Bearer TOKEN".
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "service/ingest_counters.h"
+#include "service/snapshot.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace prism::service {
+
+struct ApiContext {
+  const SnapshotHolder* snapshots = nullptr;
+  std::vector<SourceCounters*> sources;
+  const PipelineCounters* pipeline = nullptr;
+  size_t queue_capacity = 0;
+  std::function<size_t()> queue_size;
+  std::string token;
+  int64_t window_ns = 0, step_ns = 0;
+};
+
+void InstallRoutes(httplib::Server* server, const ApiContext& ctx);
+
+// /metrics text (exposed for tests).
+std::string RenderMetrics(const ApiContext& ctx);
+
+// Kernel receive-queue drops of the UDP socket bound to `port` (/proc/net/udp{,6}); 0 if unknown.
+uint64_t UdpSocketDrops(uint16_t port);
+
+}  // namespace prism::service

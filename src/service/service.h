@@ -1,0 +1,67 @@
+// File: service/service.h
+// `llmprism serve`: continuous monitoring. Threads and data path:
+//
+//   UDP collector(s) (ingest/ipfix/udp_collector.h: receiver thread + bounded datagram queue)
+//   watched directories (files dropped in are read, then moved to DIR/done/)
+//        | one decode thread per source: FlowRecords in batches
+//        v
+//   RecordQueue (bounded; a full queue drops UDP batches, counted; file readers wait)
+//        v
+//   window thread: WindowBuffer (sliding windows by event time, bounded reorder allowance)
+//        | a due window (if analysis is still busy with the previous one, the older pending window
+//        v  is replaced and counted: windows_skipped)
+//   analysis thread: Tracker (Analyze + Diagnose, identity/baselines/findings across windows)
+//        | -> Store (SQLite WAL, one transaction per window)
+//        v -> SnapshotHolder (shared_ptr swap)
+//   HTTP thread pool (cpp-httplib): /api/v1/*, /metrics, / (dashboard) read the snapshot.
+//
+// Stop() (SIGTERM) stops the sources, drains the queue, analyses the windows that hold data,
+// writes them and stops HTTP last.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/topology.h"
+#include "service/tracker.h"
+#include "service/window_buffer.h"
+
+namespace prism::service {
+
+struct ServiceOptions {
+  std::vector<std::string> udp;    // "ADDR:PORT" (IPv6 as [ADDR]:PORT); port 0 = any free port
+  std::vector<std::string> watch;  // directories
+  std::string http = "127.0.0.1:0";
+  std::string db;                  // empty: no durable state
+  std::string token;               // empty: no authentication
+  std::string topology_path;
+  WindowBufferOptions buffer;
+  TrackerOptions tracker;
+  size_t queue_records = 1'000'000;
+  size_t udp_queue_datagrams = 4096;
+  int64_t idle_flush_ms = 10'000;   // no new record for this long: analyse the open windows
+  int http_threads = 4;
+};
+
+class Service {
+ public:
+  static StatusOr<std::unique_ptr<Service>> Start(const ServiceOptions& options);
+  ~Service();
+  // Flushes and stops everything (idempotent).
+  void Stop();
+
+  uint16_t http_port() const;
+  std::vector<uint16_t> udp_ports() const;
+
+  struct Impl;
+
+ private:
+  explicit Service(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace prism::service

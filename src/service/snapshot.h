@@ -1,0 +1,89 @@
+// File: service/snapshot.h
+// What `llmprism serve` knows at one moment, as an immutable value: jobs with their identity
+// across windows and step-time series, findings (merged across overlapping windows), per-GPU step
+// timelines of the recent past, and the latest window's report for the dashboard. The analysis
+// thread builds a new Snapshot after every window and publishes it with one shared_ptr swap
+// (SnapshotHolder); HTTP handlers and /metrics read whichever snapshot they got, never locks held
+// by analysis. Times are Unix ns of the records (event time) unless named *_wall_ns.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/ip_addr.h"
+#include "output/report.h"
+
+namespace prism::service {
+
+struct StepPoint {
+  int64_t start_ns = 0, end_ns = 0;
+  double step_s = 0;  // median over the job's GPUs of their step durations
+};
+
+struct JobState {
+  std::string id;  // "job<n>", assigned at first sight, kept across windows and restarts
+  std::vector<IpAddr> gpus;
+  std::vector<std::string> hosts;
+  output::ReportLayout layout;
+  output::StepTimeSummary step_time;  // latest window
+  int64_t first_seen_ns = 0, last_seen_ns = 0;  // window ends
+  bool active = true;
+  uint64_t windows = 0;
+  std::vector<StepPoint> steps;  // by start, the most recent kMaxStepsInMemory
+};
+
+struct StoredFinding {
+  int64_t id = 0;
+  output::ReportFinding finding;  // finding.job is a JobState id
+  int64_t first_window_end_ns = 0, last_window_end_ns = 0;
+  int windows = 0;  // analysis windows that reported it
+};
+
+struct GpuHistory {
+  std::string job;
+  int stage = -1;
+  std::vector<output::ReportStep> steps;  // by start, the recent past (ServiceOptions::history)
+};
+
+struct Snapshot {
+  uint64_t version = 0;
+  int64_t built_wall_ns = 0;
+  int64_t window_start_ns = 0, window_end_ns = 0;  // latest window analysed (0: none yet)
+  uint64_t window_records = 0;
+  double analysis_seconds = 0;
+  uint64_t windows_analysed = 0;
+  std::vector<JobState> jobs;            // by id number
+  std::vector<StoredFinding> findings;   // by id (oldest first), the most recent kMaxFindings
+  std::map<IpAddr, GpuHistory> gpus;
+  std::map<std::string, double> switch_bandwidth_relative;  // latest window, from findings
+  std::map<std::pair<std::string, std::string>, uint64_t> finding_raises;  // (kind, severity)
+  std::shared_ptr<const std::string> dashboard_json;  // BuildHtmlReportData of the latest window
+};
+
+inline constexpr size_t kMaxStepsInMemory = 20000;
+inline constexpr size_t kMaxFindings = 20000;
+
+class SnapshotHolder {
+ public:
+  SnapshotHolder() : current_(std::make_shared<const Snapshot>()) {}
+  std::shared_ptr<const Snapshot> Get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return current_;
+  }
+  void Publish(std::shared_ptr<const Snapshot> s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    current_ = std::move(s);
+  }
+
+ private:
+  mutable std::mutex mu_;  // held only for the pointer copy (std::atomic<shared_ptr> is C++20
+                           // but libstdc++ 12 implements it with a lock anyway)
+  std::shared_ptr<const Snapshot> current_;
+};
+
+}  // namespace prism::service

@@ -1,0 +1,234 @@
+#include "service/store.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "service/api_json.h"
+
+namespace prism::service {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS jobs(
+  id TEXT PRIMARY KEY, number INTEGER, gpus TEXT, hosts TEXT, layout TEXT,
+  first_seen_ns INTEGER, last_seen_ns INTEGER, active INTEGER, windows INTEGER);
+CREATE TABLE IF NOT EXISTS steps(
+  job TEXT, start_ns INTEGER, end_ns INTEGER, step_s REAL, PRIMARY KEY(job, start_ns));
+CREATE TABLE IF NOT EXISTS findings(
+  id INTEGER PRIMARY KEY, kind TEXT, severity TEXT, job TEXT, start_ns INTEGER, end_ns INTEGER,
+  doc TEXT);
+CREATE TABLE IF NOT EXISTS baselines(key TEXT PRIMARY KEY, median REAL, sigma REAL, samples INTEGER);
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+)sql";
+
+// A prepared statement that finalizes itself.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
+  ~Stmt() { sqlite3_finalize(s_); }
+  bool ok() const { return s_ != nullptr; }
+  sqlite3_stmt* get() { return s_; }
+  void Text(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void Int(int i, int64_t v) { sqlite3_bind_int64(s_, i, v); }
+  void Real(int i, double v) { sqlite3_bind_double(s_, i, v); }
+  int Step() { return sqlite3_step(s_); }
+  void Reset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  std::string ColText(int i) {
+    const unsigned char* t = sqlite3_column_text(s_, i);
+    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+  }
+  int64_t ColInt(int i) { return sqlite3_column_int64(s_, i); }
+  double ColReal(int i) { return sqlite3_column_double(s_, i); }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  std::unique_ptr<Store> s(new Store());
+  s->path_ = path;
+  if (sqlite3_open_v2(path.c_str(), &s->db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
+    std::string msg = s->db_ ? sqlite3_errmsg(s->db_) : "out of memory";
+    return MakeError(ErrorCode::kInvalidArgument, "{}: cannot open the database: {}", path, msg);
+  }
+  sqlite3_busy_timeout(s->db_, 5000);
+  PRISM_RETURN_IF_ERROR(s->Exec("PRAGMA journal_mode=WAL"));
+  PRISM_RETURN_IF_ERROR(s->Exec("PRAGMA synchronous=NORMAL"));
+  PRISM_RETURN_IF_ERROR(s->Exec(kSchema));
+  return s;
+}
+
+Store::~Store() {
+  if (db_ != nullptr) sqlite3_close(db_);
+}
+
+Status Store::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    return MakeError(ErrorCode::kInternal, "{}: {}", path_, msg);
+  }
+  return OkStatus();
+}
+
+StatusOr<LoadedState> Store::Load() {
+  LoadedState out;
+  {
+    Stmt q(db_, "SELECT id, number, gpus, hosts, layout, first_seen_ns, last_seen_ns, active, "
+                "windows FROM jobs ORDER BY number");
+    if (!q.ok()) return MakeError(ErrorCode::kInternal, "{}: {}", path_, sqlite3_errmsg(db_));
+    while (q.Step() == SQLITE_ROW) {
+      JobState j;
+      j.id = q.ColText(0);
+      try {
+        json gpus = json::parse(q.ColText(2));
+        for (const json& g : gpus) {
+          if (auto ip = IpAddr::Parse(g.get<std::string>())) j.gpus.push_back(*ip);
+        }
+        j.hosts = json::parse(q.ColText(3)).get<std::vector<std::string>>();
+        j.layout = LayoutFromJson(json::parse(q.ColText(4)));
+      } catch (const json::exception&) {
+        ++out.bad_rows;
+        continue;
+      }
+      j.first_seen_ns = q.ColInt(5);
+      j.last_seen_ns = q.ColInt(6);
+      j.active = q.ColInt(7) != 0;
+      j.windows = static_cast<uint64_t>(q.ColInt(8));
+      out.jobs.push_back(std::move(j));
+    }
+  }
+  {
+    Stmt q(db_, "SELECT start_ns, end_ns, step_s FROM (SELECT * FROM steps WHERE job = ?1 "
+                "ORDER BY start_ns DESC LIMIT ?2) ORDER BY start_ns");
+    for (JobState& j : out.jobs) {
+      q.Text(1, j.id);
+      q.Int(2, static_cast<int64_t>(kMaxStepsInMemory));
+      while (q.Step() == SQLITE_ROW) {
+        j.steps.push_back({q.ColInt(0), q.ColInt(1), q.ColReal(2)});
+      }
+      q.Reset();
+    }
+  }
+  {
+    Stmt q(db_, "SELECT doc FROM (SELECT id, doc FROM findings ORDER BY id DESC LIMIT ?1) "
+                "ORDER BY id");
+    q.Int(1, static_cast<int64_t>(kMaxFindings));
+    while (q.Step() == SQLITE_ROW) {
+      std::optional<StoredFinding> f;
+      try {
+        f = FindingFromJson(json::parse(q.ColText(0)));
+      } catch (const json::exception&) {
+      }
+      if (f) {
+        out.findings.push_back(std::move(*f));
+      } else {
+        ++out.bad_rows;
+      }
+    }
+  }
+  {
+    Stmt q(db_, "SELECT key, median, sigma, samples FROM baselines");
+    while (q.Step() == SQLITE_ROW) {
+      diagnosis::Baseline b;
+      b.median = q.ColReal(1);
+      b.sigma = q.ColReal(2);
+      b.samples = static_cast<int>(q.ColInt(3));
+      out.baselines[q.ColText(0)] = b;
+    }
+  }
+  {
+    Stmt q(db_, "SELECT value FROM meta WHERE key = 'next_job_number'");
+    if (q.Step() == SQLITE_ROW) out.next_job_number = std::stoll(q.ColText(0));
+  }
+  return out;
+}
+
+Status Store::Write(const WindowWrite& w) {
+  PRISM_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  auto fail = [&](const char* what) {
+    std::string msg = sqlite3_errmsg(db_);
+    Exec("ROLLBACK");
+    return MakeError(ErrorCode::kInternal, "{}: {}: {}", path_, what, msg);
+  };
+  {
+    Stmt q(db_, "INSERT OR REPLACE INTO jobs(id, number, gpus, hosts, layout, first_seen_ns, "
+                "last_seen_ns, active, windows) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+    for (const JobState* j : w.jobs) {
+      json gpus = json::array();
+      for (const IpAddr& ip : j->gpus) gpus.push_back(ip.ToString());
+      q.Text(1, j->id);
+      q.Int(2, std::stoll(j->id.substr(j->id.find_first_of("0123456789"))));
+      q.Text(3, gpus.dump());
+      q.Text(4, json(j->hosts).dump());
+      q.Text(5, LayoutToJson(j->layout).dump());
+      q.Int(6, j->first_seen_ns);
+      q.Int(7, j->last_seen_ns);
+      q.Int(8, j->active ? 1 : 0);
+      q.Int(9, static_cast<int64_t>(j->windows));
+      if (q.Step() != SQLITE_DONE) return fail("jobs");
+      q.Reset();
+    }
+  }
+  {
+    Stmt q(db_, "INSERT OR REPLACE INTO steps(job, start_ns, end_ns, step_s) VALUES(?1,?2,?3,?4)");
+    for (const auto& [job, p] : w.steps) {
+      q.Text(1, job);
+      q.Int(2, p.start_ns);
+      q.Int(3, p.end_ns);
+      q.Real(4, p.step_s);
+      if (q.Step() != SQLITE_DONE) return fail("steps");
+      q.Reset();
+    }
+  }
+  {
+    Stmt q(db_, "INSERT OR REPLACE INTO findings(id, kind, severity, job, start_ns, end_ns, doc) "
+                "VALUES(?1,?2,?3,?4,?5,?6,?7)");
+    for (const StoredFinding* f : w.findings) {
+      q.Int(1, f->id);
+      q.Text(2, f->finding.kind);
+      q.Text(3, diagnosis::SeverityName(f->finding.severity));
+      q.Text(4, f->finding.job);
+      q.Int(5, f->finding.start_ns);
+      q.Int(6, f->finding.end_ns);
+      q.Text(7, FindingToJson(*f).dump());
+      if (q.Step() != SQLITE_DONE) return fail("findings");
+      q.Reset();
+    }
+  }
+  if (w.baselines != nullptr) {
+    Stmt q(db_, "INSERT OR REPLACE INTO baselines(key, median, sigma, samples) VALUES(?1,?2,?3,?4)");
+    for (const auto& [key, b] : *w.baselines) {
+      q.Text(1, key);
+      q.Real(2, b.median);
+      q.Real(3, b.sigma);
+      q.Int(4, b.samples);
+      if (q.Step() != SQLITE_DONE) return fail("baselines");
+      q.Reset();
+    }
+  }
+  {
+    Stmt q(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('next_job_number', ?1)");
+    q.Text(1, std::to_string(w.next_job_number));
+    if (q.Step() != SQLITE_DONE) return fail("meta");
+  }
+  return Exec("COMMIT");
+}
+
+}  // namespace prism::service

@@ -1,0 +1,59 @@
+// File: service/store.h
+// Durable state of `llmprism serve` in one SQLite database (WAL mode): jobs (identity, GPUs,
+// layout), per-step summaries, findings (the API's document) and the diagnosis baselines. The
+// analysis thread writes one transaction per window, so a crash (kill -9) loses at most the window
+// being analysed; WAL with synchronous=NORMAL is durable against process crashes (only an OS crash
+// may lose the last transactions). At start the service loads jobs, recent steps, findings and
+// baselines back and serves them. Single-threaded: only the analysis thread uses it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "diagnosis/diagnose.h"
+#include "service/snapshot.h"
+
+struct sqlite3;
+
+namespace prism::service {
+
+struct LoadedState {
+  std::vector<JobState> jobs;            // with up to kMaxStepsInMemory recent steps each
+  std::vector<StoredFinding> findings;   // the most recent kMaxFindings, by id
+  diagnosis::BaselineStore baselines;
+  int64_t next_job_number = 0;
+  uint64_t bad_rows = 0;                 // rows that could not be read back (skipped)
+};
+
+class Store {
+ public:
+  // Creates the file and schema if missing. kInvalidArgument / kInternal when it cannot be opened.
+  static StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  StatusOr<LoadedState> Load();
+
+  // One window's changes, in one transaction.
+  struct WindowWrite {
+    std::vector<const JobState*> jobs;                      // changed jobs (without steps)
+    std::vector<std::pair<std::string, StepPoint>> steps;   // new step points (job id, point)
+    std::vector<const StoredFinding*> findings;             // new or updated findings
+    const diagnosis::BaselineStore* baselines = nullptr;
+    int64_t next_job_number = 0;
+  };
+  Status Write(const WindowWrite& w);
+
+ private:
+  Store() = default;
+  Status Exec(const char* sql);
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+}  // namespace prism::service

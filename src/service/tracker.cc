@@ -1,0 +1,363 @@
+#include "service/tracker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "analysis/endpoint_context.h"
+#include "flow/flow_table.h"
+#include "output/html_report.h"
+#include "output/report.h"
+
+namespace prism::service {
+
+namespace {
+
+int64_t WallNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double Jaccard(const std::vector<IpAddr>& a, const std::vector<IpAddr>& b) {
+  // Both in address order.
+  size_t i = 0, j = 0, both = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] == b[j]) {
+      ++both, ++i, ++j;
+    } else if (a[i] < b[j]) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  const size_t any = a.size() + b.size() - both;
+  return any == 0 ? 0 : static_cast<double>(both) / static_cast<double>(any);
+}
+
+std::string MergeKey(const output::ReportFinding& f) {
+  std::string k = fmt::format("{}|{}|{}|", f.kind, f.job, f.metric);
+  for (const IpAddr& ip : f.gpus) k += ip.ToString() + ",";
+  k += "|";
+  for (const std::string& s : f.switches) k += s + ",";
+  return k;
+}
+
+// Step boundaries of a job from its GPUs' timelines: the GPU with the most steps gives the
+// reference steps; each step's time is the median duration of the GPUs' steps whose midpoint
+// falls in it.
+std::vector<StepPoint> JobSteps(const output::Report& report, const std::string& job) {
+  const output::ReportTimeline* ref = nullptr;
+  std::vector<const output::ReportTimeline*> tls;
+  for (const output::ReportTimeline& t : report.timelines) {
+    if (t.job != job) continue;
+    tls.push_back(&t);
+    if (ref == nullptr || t.steps.size() > ref->steps.size()) ref = &t;
+  }
+  std::vector<StepPoint> out;
+  if (ref == nullptr) return out;
+  std::vector<std::vector<double>> durations(ref->steps.size());
+  for (const output::ReportTimeline* t : tls) {
+    size_t k = 0;
+    for (const output::ReportStep& s : t->steps) {
+      const int64_t mid = s.start_ns + (s.end_ns - s.start_ns) / 2;
+      while (k < ref->steps.size() && ref->steps[k].end_ns < mid) ++k;
+      if (k == ref->steps.size()) break;
+      if (ref->steps[k].start_ns <= mid) {
+        durations[k].push_back(static_cast<double>(s.end_ns - s.start_ns) / 1e9);
+      }
+    }
+  }
+  for (size_t k = 0; k < ref->steps.size(); ++k) {
+    if (durations[k].empty()) continue;
+    out.push_back({ref->steps[k].start_ns, ref->steps[k].end_ns,
+                   output::Quantile(durations[k], 0.5)});
+  }
+  return out;
+}
+
+// Appends the steps that start after half of the last kept one (overlapping windows repeat
+// steps); returns how many were added.
+template <typename Step, typename Start, typename End>
+size_t AppendNewSteps(std::vector<Step>* kept, const std::vector<Step>& fresh, Start start,
+                      End end) {
+  size_t added = 0;
+  for (const Step& s : fresh) {
+    if (!kept->empty()) {
+      const Step& last = kept->back();
+      if (start(s) <= start(last) + (end(last) - start(last)) / 2) continue;
+    }
+    kept->push_back(s);
+    ++added;
+  }
+  return added;
+}
+
+}  // namespace
+
+Tracker::Tracker(const TrackerOptions& options, const Topology* topology)
+    : options_(options), topology_(topology) {}
+
+void Tracker::Restore(LoadedState state) {
+  baselines_ = std::move(state.baselines);
+  next_job_number_ = state.next_job_number;
+  for (JobState& j : state.jobs) {
+    job_by_gpus_[j.gpus] = j.id;
+    if (const size_t p = j.id.find_first_of("0123456789"); p != std::string::npos) {
+      next_job_number_ = std::max<int64_t>(next_job_number_, std::stoll(j.id.substr(p)) + 1);
+    }
+    std::string id = j.id;
+    jobs_[id] = std::move(j);
+  }
+  for (StoredFinding& f : state.findings) {
+    next_finding_id_ = std::max(next_finding_id_, f.id + 1);
+    CountRaise(f.finding);
+    if (f.finding.kind != "job_started" && f.finding.kind != "job_ended") {
+      open_findings_[MergeKey(f.finding)] = f.id;
+    }
+    findings_[f.id] = std::move(f);
+  }
+}
+
+std::string Tracker::AssignJob(const output::ReportJob& job, int64_t window_end_ns, bool* is_new) {
+  *is_new = false;
+  if (auto it = job_by_gpus_.find(job.gpus); it != job_by_gpus_.end()) return it->second;
+  // A window may miss a few GPUs of a job (idle, or at the edge): match an active job closely.
+  std::string best;
+  double best_j = 0.9;
+  for (const auto& [id, js] : jobs_) {
+    if (!js.active) continue;
+    const double jac = Jaccard(js.gpus, job.gpus);
+    if (jac >= best_j) best_j = jac, best = id;
+  }
+  if (!best.empty()) return best;
+  *is_new = true;
+  return fmt::format("job{}", next_job_number_++);
+}
+
+StoredFinding* Tracker::AddFinding(output::ReportFinding f, int64_t window_end_ns, bool mergeable) {
+  const std::string key = MergeKey(f);
+  if (mergeable) {
+    if (auto it = open_findings_.find(key); it != open_findings_.end()) {
+      auto fit = findings_.find(it->second);
+      if (fit != findings_.end() &&
+          f.start_ns <= fit->second.finding.end_ns + options_.step_ns) {
+        StoredFinding& s = fit->second;
+        output::ReportFinding& old = s.finding;
+        const bool raised = f.severity > old.severity;
+        const int64_t start = std::min(old.start_ns, f.start_ns);
+        const int64_t end = std::max(old.end_ns, f.end_ns);
+        const auto severity = std::max(old.severity, f.severity);
+        const int units = std::max(old.units, f.units);
+        if (f.units >= old.units || raised) old = f;  // the fuller evidence wins
+        old.start_ns = start;
+        old.end_ns = end;
+        old.severity = severity;
+        old.units = units;
+        s.last_window_end_ns = window_end_ns;
+        ++s.windows;
+        if (raised) CountRaise(old);
+        return &s;
+      }
+    }
+  }
+  StoredFinding s;
+  s.id = next_finding_id_++;
+  s.finding = std::move(f);
+  s.first_window_end_ns = s.last_window_end_ns = window_end_ns;
+  s.windows = 1;
+  CountRaise(s.finding);
+  if (mergeable) open_findings_[key] = s.id;
+  auto [it, _] = findings_.emplace(s.id, std::move(s));
+  while (findings_.size() > kMaxFindings) {
+    auto oldest = findings_.begin();
+    auto o = open_findings_.find(MergeKey(oldest->second.finding));
+    if (o != open_findings_.end() && o->second == oldest->first) open_findings_.erase(o);
+    findings_.erase(oldest);
+  }
+  return &it->second;
+}
+
+void Tracker::AnalyzeWindow(const Window& window, const PointTable& points,
+                            Store::WindowWrite* write) {
+  const auto t0 = std::chrono::steady_clock::now();
+  *write = Store::WindowWrite();
+  flow::FlowTable table;
+  table.Reserve(window.records.size());
+  for (const FlowRecord& r : window.records) table.OnRecord(r);
+  table.SortByStart();
+  analysis::EndpointContext ctx = analysis::BuildEndpointContext(table.endpoints(), topology_);
+  analysis::AnalysisStats astats;
+  analysis::AnalysisResults results =
+      analysis::Analyze(table, ctx, window.end_ns, options_.analysis, &astats);
+  std::vector<diagnosis::Finding> findings =
+      diagnosis::Diagnose(table, points, ctx, results, options_.diagnosis, &baselines_);
+
+  output::ReportBuilder builder(static_cast<double>(options_.window_ns) / 1e9);
+  output::WindowInput in;
+  in.start_ns = window.start_ns;
+  in.end_ns = window.end_ns;
+  in.flows = &table;
+  in.context = &ctx;
+  in.results = &results;
+  in.findings = &findings;
+  builder.AddWindow(in);
+  builder.AddSource("live window", "live", window.records.size());
+  output::Report report = builder.Build();
+
+  // Job identity across windows.
+  std::map<std::string, std::string> rename;  // window job id -> service job id
+  std::set<std::string> seen;
+  std::vector<std::string> changed;
+  for (output::ReportJob& rj : report.jobs) {
+    bool is_new = false;
+    const std::string id = AssignJob(rj, window.end_ns, &is_new);
+    rename[rj.id] = id;
+    seen.insert(id);
+    JobState& js = jobs_[id];
+    if (is_new) {
+      js.id = id;
+      js.first_seen_ns = window.end_ns;
+    }
+    if (js.gpus != rj.gpus) {
+      job_by_gpus_.erase(js.gpus);
+      js.gpus = rj.gpus;
+    }
+    job_by_gpus_[js.gpus] = id;
+    js.hosts = rj.hosts;
+    if (rj.layout.consistent || !js.layout.consistent) js.layout = rj.layout;
+    js.step_time = rj.step_time;
+    js.last_seen_ns = window.end_ns;
+    const bool restarted = !js.active;
+    js.active = true;
+    ++js.windows;
+    changed.push_back(id);
+    rj.id = id;
+    if (is_new || restarted) {
+      output::ReportFinding f;
+      f.kind = "job_started";
+      f.job = id;
+      f.start_ns = f.end_ns = window.start_ns;
+      f.cause = diagnosis::Cause::kUnknown;
+      f.summary = fmt::format("{} {}: {} GPUs on {} hosts, layout DP{} x PP{} x TP{}", id,
+                              restarted ? "resumed" : "appeared", js.gpus.size(), js.hosts.size(),
+                              js.layout.dp, js.layout.pp, js.layout.tp);
+      write->findings.push_back(AddFinding(std::move(f), window.end_ns, false));
+    }
+  }
+  for (auto& [id, js] : jobs_) {
+    if (!js.active || seen.count(id)) continue;
+    if (js.last_seen_ns <= window.end_ns - options_.window_ns) {
+      js.active = false;
+      changed.push_back(id);
+      output::ReportFinding f;
+      f.kind = "job_ended";
+      f.job = id;
+      f.start_ns = f.end_ns = js.last_seen_ns;
+      f.summary = fmt::format("{} ended: not seen since the window ending {}", id, js.last_seen_ns);
+      write->findings.push_back(AddFinding(std::move(f), window.end_ns, false));
+    }
+  }
+  auto ren = [&](std::string* job) {
+    if (auto it = rename.find(*job); it != rename.end()) *job = it->second;
+  };
+  for (output::ReportTimeline& t : report.timelines) ren(&t.job);
+  for (output::ReportPair& p : report.pairs) ren(&p.job);
+  for (output::ReportFinding& f : report.findings) ren(&f.job);
+
+  // Step-time series.
+  for (const output::ReportJob& rj : report.jobs) {
+    JobState& js = jobs_[rj.id];
+    std::vector<StepPoint> fresh = JobSteps(report, rj.id);
+    const size_t before = js.steps.size();
+    AppendNewSteps(&js.steps, fresh, [](const StepPoint& p) { return p.start_ns; },
+                   [](const StepPoint& p) { return p.end_ns; });
+    for (size_t i = before; i < js.steps.size(); ++i) write->steps.emplace_back(rj.id, js.steps[i]);
+    if (js.steps.size() > kMaxStepsInMemory) {
+      js.steps.erase(js.steps.begin(),
+                     js.steps.begin() + static_cast<ptrdiff_t>(js.steps.size() - kMaxStepsInMemory));
+    }
+  }
+
+  // Per-GPU timelines of the recent past.
+  for (const output::ReportTimeline& t : report.timelines) {
+    GpuHistory& h = gpus_[t.gpu];
+    h.job = t.job;
+    h.stage = t.stage;
+    AppendNewSteps(&h.steps, t.steps, [](const output::ReportStep& s) { return s.start_ns; },
+                   [](const output::ReportStep& s) { return s.end_ns; });
+  }
+  const int64_t horizon = window.end_ns - options_.history_ns;
+  for (auto it = gpus_.begin(); it != gpus_.end();) {
+    auto& st = it->second.steps;
+    auto keep = std::find_if(st.begin(), st.end(),
+                             [&](const output::ReportStep& s) { return s.end_ns >= horizon; });
+    st.erase(st.begin(), keep);
+    it = st.empty() ? gpus_.erase(it) : std::next(it);
+  }
+
+  // Findings, merged with those of earlier windows.
+  switch_bw_.clear();
+  for (const output::ReportFinding& f : report.findings) {
+    if (f.metric == "relative_bandwidth") {
+      for (const std::string& sw : f.switches) {
+        auto [it, inserted] = switch_bw_.try_emplace(sw, f.value);
+        if (!inserted) it->second = std::min(it->second, f.value);
+      }
+    }
+    write->findings.push_back(AddFinding(f, window.end_ns, true));
+  }
+  // A finding both created and updated in this window is written once.
+  std::sort(write->findings.begin(), write->findings.end());
+  write->findings.erase(std::unique(write->findings.begin(), write->findings.end()),
+                        write->findings.end());
+
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+  for (const std::string& id : changed) write->jobs.push_back(&jobs_[id]);
+  write->baselines = &baselines_;
+  write->next_job_number = next_job_number_;
+
+  output::HtmlReportOptions html;
+  html.title = "llmprism live";
+  dashboard_json_ =
+      std::make_shared<const std::string>(output::BuildHtmlReportData(report, html).dump());
+
+  ++windows_;
+  window_start_ns_ = window.start_ns;
+  window_end_ns_ = window.end_ns;
+  window_records_ = window.records.size();
+  analysis_seconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::shared_ptr<const Snapshot> Tracker::BuildSnapshot() const {
+  auto s = std::make_shared<Snapshot>();
+  s->version = ++const_cast<Tracker*>(this)->version_;
+  s->built_wall_ns = WallNs();
+  s->window_start_ns = window_start_ns_;
+  s->window_end_ns = window_end_ns_;
+  s->window_records = window_records_;
+  s->analysis_seconds = analysis_seconds_;
+  s->windows_analysed = windows_;
+  std::vector<const JobState*> jobs;
+  for (const auto& [id, js] : jobs_) jobs.push_back(&js);
+  auto number = [](const std::string& id) {
+    const size_t p = id.find_first_of("0123456789");
+    return p == std::string::npos ? 0 : std::stoll(id.substr(p));
+  };
+  std::sort(jobs.begin(), jobs.end(),
+            [&](const JobState* a, const JobState* b) { return number(a->id) < number(b->id); });
+  for (const JobState* j : jobs) s->jobs.push_back(*j);
+  s->findings.reserve(findings_.size());
+  for (const auto& [id, f] : findings_) s->findings.push_back(f);
+  s->gpus = gpus_;
+  s->switch_bandwidth_relative = switch_bw_;
+  s->finding_raises = finding_raises_;
+  s->dashboard_json = dashboard_json_;
+  return s;
+}
+
+}  // namespace prism::service

@@ -1,0 +1,86 @@
+// File: service/tracker.h
+// The incremental analysis of `llmprism serve`: each window is analysed exactly as `analyze`
+// analyses one (Analyze + Diagnose, analysis/analyze.h, diagnosis/diagnose.h), and the Tracker
+// carries across windows what a single window cannot know:
+//   - job identity: a job keeps its id ("job<n>", numbered at first sight) while its GPU set is
+//     the same (or overlaps an active job's by >= 90%, Jaccard: a window may miss a few idle GPUs);
+//     a job is "started" when first seen and "ended" when absent for a whole window length, each
+//     noted as an info finding (job_started / job_ended);
+//   - diagnosis baselines (BaselineStore, keyed by job), so k-sigma compares against history;
+//   - a step-time series per job and per-GPU step timelines of the recent past: overlapping
+//     windows see a step several times; a step is added once (when it starts after half of the
+//     previous step);
+//   - findings: overlapping windows report the same problem again; a finding with the same kind,
+//     job, GPUs, switches and metric that overlaps (or follows within one step) a known one
+//     updates it (time range grows, severity only rises) instead of adding a new one.
+// Single-threaded (the analysis thread). Sits after output (it builds the per-window Report).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/analyze.h"
+#include "core/name_table.h"
+#include "core/stats.h"
+#include "core/topology.h"
+#include "diagnosis/diagnose.h"
+#include "service/snapshot.h"
+#include "service/store.h"
+#include "service/window_buffer.h"
+
+namespace prism::service {
+
+struct TrackerOptions {
+  int64_t window_ns = 60'000'000'000;
+  int64_t step_ns = 10'000'000'000;
+  int64_t history_ns = 600'000'000'000;  // per-GPU timelines kept in memory
+  analysis::AnalysisOptions analysis;
+  diagnosis::DiagnosisOptions diagnosis;
+};
+
+class Tracker {
+ public:
+  Tracker(const TrackerOptions& options, const Topology* topology);
+
+  // State loaded from the store at start.
+  void Restore(LoadedState state);
+
+  // Analyses one window; fills `write` with what changed (pointers into this Tracker, valid
+  // until the next call).
+  void AnalyzeWindow(const Window& window, const PointTable& points, Store::WindowWrite* write);
+
+  std::shared_ptr<const Snapshot> BuildSnapshot() const;
+
+  const diagnosis::BaselineStore& baselines() const { return baselines_; }
+
+ private:
+  std::string AssignJob(const output::ReportJob& job, int64_t window_end_ns, bool* is_new);
+  StoredFinding* AddFinding(output::ReportFinding f, int64_t window_end_ns, bool mergeable);
+  void CountRaise(const output::ReportFinding& f) {
+    ++finding_raises_[{f.kind, diagnosis::SeverityName(f.severity)}];
+  }
+
+  TrackerOptions options_;
+  const Topology* topology_;
+  diagnosis::BaselineStore baselines_;
+  std::map<std::string, JobState> jobs_;
+  std::map<std::vector<IpAddr>, std::string> job_by_gpus_;
+  int64_t next_job_number_ = 0;
+  std::map<int64_t, StoredFinding> findings_;  // by id
+  std::map<std::string, int64_t> open_findings_;  // merge key -> id
+  int64_t next_finding_id_ = 1;
+  std::map<IpAddr, GpuHistory> gpus_;
+  std::map<std::string, double> switch_bw_;
+  std::map<std::pair<std::string, std::string>, uint64_t> finding_raises_;
+  std::shared_ptr<const std::string> dashboard_json_;
+  uint64_t version_ = 0;
+  uint64_t windows_ = 0;
+  int64_t window_start_ns_ = 0, window_end_ns_ = 0;
+  uint64_t window_records_ = 0;
+  double analysis_seconds_ = 0;
+};
+
+}  // namespace prism::service

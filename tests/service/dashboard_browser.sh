@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The live dashboard of `llmprism serve` in headless chromium (playwright-core, as tests/browser):
+# `tiny` is replayed over UDP in real time-ish (5x) so snapshots keep coming while the page is open;
+# the page must render the report views, re-render on a new snapshot without reloading, and log
+# no console errors. Screenshot: ARTIFACTS/dashboard.png.
+#   dashboard_browser.sh LLMPRISM WORKDIR ARTIFACTS
+set -euo pipefail
+bin=$1 work=$2 artifacts=$3
+here=$(cd "$(dirname "$0")" && pwd)
+browser_dir=$(cd "$here/../browser" && pwd)
+mkdir -p "$work" "$artifacts"
+command -v node >/dev/null || { echo "node is missing: run scripts/setup.sh" >&2; exit 1; }
+if ! cmp -s "$browser_dir/package.json" "$work/package.json" || [ ! -d "$work/node_modules/playwright-core" ]; then
+  cp "$browser_dir/package.json" "$work/package.json"
+  (cd "$work" && npm install --no-audit --no-fund --no-package-lock --loglevel=error)
+fi
+cp "$here/dashboard_page.mjs" "$work/dashboard_page.mjs"
+[ -f "$work/tiny/flows.ipfix" ] || "$bin" simulate --scenario tiny --seed 1 --out "$work/tiny" >/dev/null
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+rm -f "$work/ready.json"
+token=dash-token
+"$bin" serve --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 --window 10 --step 2 --reorder 1 \
+  --topology "$work/tiny/topology.csv" --token "$token" --ready-file "$work/ready.json" \
+  2>"$work/serve.log" &
+pids+=($!)
+for _ in $(seq 100); do [ -f "$work/ready.json" ] && break; sleep 0.1; done
+http=$(/usr/bin/python3 -c "import json;print(json.load(open('$work/ready.json'))['http'])")
+udp=$(/usr/bin/python3 -c "import json;print(json.load(open('$work/ready.json'))['udp'][0])")
+# tiny: ~30 s of traffic; 3 loops at a pace of ~6x real time keep windows coming for ~15 s.
+"$bin" replay "$work/tiny/flows.ipfix" --to "127.0.0.1:$udp" --rate 12000 --loop 3 >"$work/replay.log" &
+pids+=($!)
+(cd "$work" && node dashboard_page.mjs "http://127.0.0.1:$http/" "$artifacts/dashboard.png" --token "$token")
