@@ -57,17 +57,20 @@ Pair ClassifyPair(const PairRows& rows, const PairTransfers& pt,
   }
   const auto steps = SegmentSteps(starts, ends, options.steps);
   ev.steps = static_cast<uint32_t>(steps.size());
-  // Sizes that occur once in the window are not the pair's sizes: a transfer cut by the window
-  // edge, a retransmission. Only recurring sizes are counted per step.
+  // Sizes that are rare in the window are not the pair's sizes: a transfer cut by the window edge,
+  // one that lost a record (one of its QPs), a retransmission. A size counts when at least 5% of
+  // the pair's transfers (and two) have it: a ring's buckets each recur every step, a pipeline's
+  // one size is nearly all of them.
   std::vector<uint64_t> all_sizes;
   for (const Transfer& t : pt.transfers) all_sizes.push_back(t.bytes);
   std::sort(all_sizes.begin(), all_sizes.end());
+  const long min_count = std::max<long>(2, long(all_sizes.size()) / 20);
   auto recurring = [&](uint64_t size) {
     auto lo = std::lower_bound(all_sizes.begin(), all_sizes.end(),
                                uint64_t(double(size) / (1 + options.size_tolerance)));
     auto hi = std::upper_bound(all_sizes.begin(), all_sizes.end(),
                                uint64_t(double(size) * (1 + options.size_tolerance)));
-    return hi - lo >= 2;
+    return hi - lo >= min_count;
   };
   std::map<size_t, size_t> histogram;  // distinct sizes -> steps
   std::vector<uint32_t> from_a, from_b;

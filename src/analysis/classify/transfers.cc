@@ -1,6 +1,7 @@
 #include "analysis/classify/transfers.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/pair_key_map.h"
@@ -54,8 +55,12 @@ PairTransfers BuildTransfers(const flow::FlowTable& flows, const PairRows& pair,
   const auto src = flows.src();
   const auto bytes = flows.bytes();
   const auto sampling = flows.sampling_rate();
+  const auto qp = flows.qp();
   // The open transfer of each direction: index into out.transfers, or -1.
   long open[2] = {-1, -1};
+  // Where each QP's last record ended, per direction: an exporter's active timeout cuts one
+  // long flow into records that follow each other back to back on the same QP.
+  std::unordered_map<uint32_t, std::pair<int64_t, long>> last_of_qp[2];
   for (flow::RowId r : pair.rows) {
     if (bytes[r] <= options.control_max_bytes) {
       ++out.control_records;
@@ -66,14 +71,25 @@ PairTransfers BuildTransfers(const flow::FlowTable& flows, const PairRows& pair,
     long& o = open[from_a ? 0 : 1];
     // Sampled records stand for sampling_rate times their bytes.
     const uint64_t b = bytes[r] * std::max<uint32_t>(1, sampling[r]);
+    auto& qp_last = last_of_qp[from_a ? 0 : 1];
+    auto cont = qp_last.find(qp[r]);
+    long target = -1;
     if (o >= 0 && start[r] - out.transfers[o].start_ns <= options.group_ns) {
-      Transfer& t = out.transfers[o];
+      target = o;
+    } else if (cont != qp_last.end() && start[r] >= cont->second.first &&
+               start[r] - cont->second.first < options.continuation_ns) {
+      target = cont->second.second;
+    }
+    if (target >= 0) {
+      qp_last[qp[r]] = {end[r], target};
+      Transfer& t = out.transfers[target];
       t.end_ns = std::max(t.end_ns, end[r]);
       t.bytes += b;
       ++t.records;
       continue;
     }
     o = static_cast<long>(out.transfers.size());
+    qp_last[qp[r]] = {end[r], o};
     out.transfers.push_back({start[r], end[r], b, 1, from_a});
   }
   return out;

@@ -3,7 +3,8 @@
 // (one RDMA message, a QP's packets until an exporter timeout, one channel's share of a
 // collective), so records of one direction that start within `group_ns` of each other — the QPs
 // of one send, the channels of one ring step — become one transfer with their bytes summed. Small
-// control writes (NCCL clear-to-send, ready notifications) are counted, not transfers.
+// control writes (NCCL clear-to-send, ready notifications) are counted, not transfers. Records a
+// collector cut from one flow by its active timeout (back to back on one QP) are joined again.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,10 @@ namespace prism::analysis {
 
 struct TransferOptions {
   uint64_t control_max_bytes = 4096;  // one MTU: a record this small carries no tensor data
-  int64_t group_ns = 50'000;
+  int64_t group_ns = 1'000'000;  // wide enough for clock skew between the switches that saw each QP
+  // A record of a QP starting less than this after the QP's previous record ended continues it
+  // (an exporter's active timeout split the flow); a new message on the QP starts later than that.
+  int64_t continuation_ns = 1'000;
 };
 
 struct Transfer {
