@@ -444,6 +444,9 @@ int RunAnalyze(const AnalyzeArgs& args) {
     input.results = &results;
     input.findings = &findings;
     builder.AddWindow(input);
+    // The report holds what it needs of the window: free the records before the report is
+    // built and written (the last window is `all` itself).
+    if (wi + 1 == cuts.size()) all = prism::flow::FlowTable();
     timer.Lap("report_window", window_records);
   }
   if (progress) fmt::print(stderr, "\r\x1b[K");

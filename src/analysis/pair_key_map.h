@@ -28,6 +28,14 @@ class PairKeyMap {
       if (s.key == key) return s.index;
     }
   }
+  // The index of `key`, or kNone.
+  uint32_t Find(uint64_t key) const {
+    if (slots_.empty()) return kNone;
+    for (size_t i = Hash(key) & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.index == kNone || s.key == key) return s.index;
+    }
+  }
   size_t size() const { return size_; }
   // Keys in the order of their indices.
   const std::vector<uint64_t>& keys() const { return keys_; }

@@ -30,21 +30,25 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
   const int num_stages = std::max<int>(1, static_cast<int>(job.layout.stages.size()));
   // Per stage: all DP transfers; per GPU: its own transfers.
   std::vector<std::vector<std::pair<int64_t, int64_t>>> stage_dp(num_stages);
-  std::map<EndpointId, std::vector<GpuTransfer>> own;
+  std::vector<std::vector<GpuTransfer>> own(ctx.host.size());  // per endpoint id
+  auto own_of = [&own](EndpointId e) -> std::vector<GpuTransfer>& {
+    if (e >= own.size()) own.resize(size_t{e} + 1);
+    return own[e];
+  };
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
     if (p.job != job_index) continue;
     const bool dp = p.label == PairLabel::kDp;
     for (const Transfer& t : pair_transfers[i].transfers) {
       EndpointId from = t.from_a ? p.a : p.b, to = t.from_a ? p.b : p.a;
-      own[from].push_back({t.start_ns, t.end_ns, to, true, dp});
-      own[to].push_back({t.start_ns, t.end_ns, from, false, dp});
+      own_of(from).push_back({t.start_ns, t.end_ns, to, true, dp});
+      own_of(to).push_back({t.start_ns, t.end_ns, from, false, dp});
       if (!dp) continue;
       int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
       if (s >= 0 && s < num_stages) stage_dp[s].push_back({t.start_ns, t.end_ns});
     }
   }
-  for (auto& [g, v] : own)
+  for (auto& v : own)
     std::sort(v.begin(), v.end(), [](const GpuTransfer& x, const GpuTransfer& y) {
       return x.start_ns < y.start_ns;
     });
@@ -64,7 +68,7 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
     tl.stage = stage_of[g];
     const int s = tl.stage >= 0 && tl.stage < num_stages ? tl.stage : 0;
     const auto& acts = stage_steps[s];
-    const auto& mine = own[g];
+    const auto& mine = own_of(g);
     size_t cursor = 0;
     for (size_t k = 1; k < acts.size(); ++k) {
       TimelineStep step;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "analysis/jobs/job_recognition.h"
+#include "analysis/pair_key_map.h"
 #include "diagnosis/robust_stats.h"
 
 namespace prism::diagnosis {
@@ -25,7 +26,7 @@ struct Cell {
   std::vector<double> rel_bw;  // while the cell's bin is open; then only its median is kept
   size_t flows = 0;
   double median = 0;           // of rel_bw, when flows >= kMinFlowsPerCell
-  std::map<int, size_t> jobs;  // flows per job
+  std::vector<std::pair<int, size_t>> jobs;  // flows per job (a cell sees one or two jobs)
   double bytes = 0;            // offered load through the element in the bin
   std::vector<uint32_t> slow;  // records below the drop threshold, for explaining links away
 };
@@ -43,8 +44,13 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
   const auto& o = rc.options;
   const auto& f = rc.flows;
   if (f.empty()) return out;
-  std::unordered_map<uint64_t, const analysis::Pair*> pair_of;
-  for (const auto& p : rc.results.pairs) pair_of[analysis::PairKey(p.a, p.b)] = &p;
+  analysis::PairKeyMap pair_index;
+  std::vector<analysis::PairLabel> label_of;
+  for (const auto& p : rc.results.pairs) {
+    const uint32_t i = pair_index.FindOrInsert(analysis::PairKey(p.a, p.b));
+    if (i == label_of.size()) label_of.emplace_back();
+    label_of[i] = p.label;
+  }
 
   // Bandwidth per class, then relative bandwidth per record. The per-record loops touch no
   // string and no tree: they dominate the cost of diagnosis (docs/performance.md).
@@ -61,9 +67,9 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     if (bytes[r] <= kControlMaxBytes) continue;
     const int job = rc.results.job_of[src[r]];
     if (job < 0 || job != rc.results.job_of[dst[r]]) continue;
-    auto it = pair_of.find(analysis::PairKey(src[r], dst[r]));
-    if (it == pair_of.end() || it->second->label == analysis::PairLabel::kUnknown) continue;
-    const int label = it->second->label == analysis::PairLabel::kDp ? 0 : 1;
+    const uint32_t pi = pair_index.Find(analysis::PairKey(src[r], dst[r]));
+    if (pi == analysis::PairKeyMap::kNone || label_of[pi] == analysis::PairLabel::kUnknown) continue;
+    const int label = label_of[pi] == analysis::PairLabel::kDp ? 0 : 1;
     cls[r] = job * 2 + label;
     class_bw[size_t(cls[r])].push_back(record_bw(r));
   }
@@ -110,9 +116,14 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     }
   };
   std::unordered_map<Route, std::vector<size_t>, RouteHash> routes;
+  Route last_key{};
+  const std::vector<size_t>* last_route = nullptr;
   auto route = [&](size_t r) -> const std::vector<size_t>& {
     const Route key{point[r], rc.ctx.leaf[src[r]], rc.ctx.leaf[dst[r]]};
+    if (last_route != nullptr && key == last_key) return *last_route;
     auto [it, inserted] = routes.try_emplace(key);
+    last_key = key;
+    last_route = &it->second;  // node-based map: stays valid
     if (!inserted) return it->second;
     std::set<std::string> switches;
     const std::string obs = key.point == kNoPoint ? "" : rc.points.Name(key.point);
@@ -162,7 +173,10 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
       c.rel_bw.push_back(rel);
       c.bytes += double(bytes[r]);
       if (rel < 1 - o.min_bw_drop) c.slow.push_back(static_cast<uint32_t>(r));
-      ++c.jobs[cls[r] / 2];
+      const int job = cls[r] / 2;
+      auto it = std::find_if(c.jobs.begin(), c.jobs.end(), [job](const auto& jn) { return jn.first == job; });
+      if (it == c.jobs.end()) c.jobs.push_back({job, 1});
+      else ++it->second;
     }
   }
   close_cells();
