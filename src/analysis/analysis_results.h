@@ -82,6 +82,7 @@ struct AnalysisResults {
   std::vector<Pair> pairs;
   std::vector<Timeline> timelines;
   std::vector<int> job_of;  // per endpoint id: job index or -1
+  std::vector<int> dp_group_of;  // per endpoint id: DP group (ring, joined through hosts) or -1
 };
 
 }  // namespace prism::analysis

@@ -69,6 +69,7 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
       FindDpGroupSteps(results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
                        options.timelines.tail_guard_steps, options.timelines.steps);
   MeasurePpPairs(&results.pairs, transfers, groups);
+  results.dp_group_of = groups.group_of;
   uint64_t dp_group_transfers = 0;
   for (size_t i = 0; i < results.pairs.size(); ++i)
     if (results.pairs[i].label == PairLabel::kDp) dp_group_transfers += transfers[i].transfers.size();

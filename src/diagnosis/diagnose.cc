@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "diagnosis/rules/bandwidth_rule.h"
+#include "diagnosis/rules/dp_group_rule.h"
 #include "diagnosis/rules/slow_step_rule.h"
 #include "diagnosis/rules/straggler_rule.h"
 
@@ -43,6 +44,7 @@ std::vector<Finding> Diagnose(const flow::FlowTable& flows, const PointTable& po
   std::vector<Finding> slow = FindSlowSteps(rc, baselines);
   std::vector<Finding> stragglers = FindStragglers(rc);
   NetworkFindings network = FindNetworkDegradation(rc);
+  std::vector<Finding> dp_groups = FindSlowDpGroups(rc);
 
   // A slow step is explained by a straggler of its job, or by degraded network its flows crossed,
   // during the same time.
@@ -66,8 +68,23 @@ std::vector<Finding> Diagnose(const flow::FlowTable& flows, const PointTable& po
     }
   }
 
+  // A slow DP group's cause is the degraded network its job's flows crossed at the time.
+  for (Finding& g : dp_groups) {
+    for (size_t i = 0; i < network.findings.size(); ++i) {
+      const Finding& n = network.findings[i];
+      const auto& jobs = network.jobs_affected[i];
+      if (!Overlaps(n, g) || n.severity == Severity::kInfo ||
+          std::find(jobs.begin(), jobs.end(), g.job) == jobs.end())
+        continue;
+      g.cause = Cause::kNetwork;
+      for (const auto& sw : n.switches)
+        if (std::find(g.switches.begin(), g.switches.end(), sw) == g.switches.end())
+          g.switches.push_back(sw);
+    }
+  }
+
   std::vector<Finding> all;
-  for (auto* v : {&slow, &stragglers, &network.findings})
+  for (auto* v : {&slow, &stragglers, &network.findings, &dp_groups})
     for (Finding& f : *v) all.push_back(std::move(f));
   std::sort(all.begin(), all.end(), [](const Finding& a, const Finding& b) {
     return std::tie(a.start_ns, a.kind, a.job, a.switches, a.gpus, a.end_ns) <
