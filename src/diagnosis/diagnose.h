@@ -18,7 +18,8 @@ namespace prism::diagnosis {
 
 struct DiagnosisOptions {
   double k = 3.0;                 // sigma multiplier
-  double min_step_effect = 0.05;  // a slow step is at least 5% over baseline
+  double min_step_effect = 0.10;  // a slow step is at least 10% over baseline (ECMP contention
+                                  // alone moves steps by up to ~9% on a shared fabric)
   double min_gpu_effect = 0.10;   // a straggler's compute gaps are at least 10% over its peers
   double min_bw_drop = 0.50;      // a degraded switch / link loses at least half its bandwidth
                                   // (ECMP collisions alone cost a link up to 40%)
