@@ -336,6 +336,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
     c.inputs = args.inputs;
     c.topology = args.topology;
     c.report = args.report;
+    c.html = args.html;
     c.k = args.k;
     return RunCountersAnalyze(c);
   }

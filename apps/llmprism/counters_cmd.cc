@@ -18,6 +18,7 @@
 #include "counters/port_counters.h"
 #include "counters/prometheus_source.h"
 #include "io/input_kind.h"
+#include "output/html_report.h"
 #include "output/report_json.h"
 #include "output/text_summary.h"
 
@@ -130,6 +131,18 @@ int RunCountersAnalyze(const CountersCliArgs& args) {
     out.close();
     if (!written || !out) {
       return fail({prism::ErrorCode::kDataLoss, fmt::format("{}: cannot write the report", args.report)});
+    }
+  }
+  if (!args.html.empty()) {
+    std::ofstream out(args.html, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      return fail({prism::ErrorCode::kInvalidArgument,
+                   fmt::format("{}: cannot open the HTML report for writing", args.html)});
+    }
+    auto written = prism::output::WriteHtmlReport(report, &out);
+    out.close();
+    if (!written || !out) {
+      return fail({prism::ErrorCode::kDataLoss, fmt::format("{}: cannot write the HTML report", args.html)});
     }
   }
   fmt::print("{}", prism::output::FormatSummary(report, isatty(STDOUT_FILENO) == 1));

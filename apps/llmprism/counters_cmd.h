@@ -13,6 +13,7 @@ struct CountersCliArgs {
   std::vector<std::string> inputs;
   std::string topology;  // port topology CSV (switch,port,server[,nic_ip,nic])
   std::string report;
+  std::string html;  // --html page (output/html_report.h)
   double k = 3;
   std::string counter_kind = "auto";
   double bin_s = 0, refresh_s = 0, max_gap_s = 5;

@@ -50,6 +50,7 @@ json FindingJson(const ReportFinding& f, size_t index, int64_t origin_ns) {
           {"baseline", f.baseline},
           {"sigma", f.sigma},
           {"units", f.units},
+          {"hosts", f.hosts},
           {"cause", diagnosis::CauseName(f.cause)},
           {"effect", FindingEffect(f)},
           {"summary", f.summary}};
@@ -160,6 +161,38 @@ json JobJson(const Report& report, const ReportJob& job, const HtmlReportOptions
           {"timeline", {{"sampled", sel.sampled}, {"total", sel.total}, {"rows", rows}}}};
 }
 
+// Counters mode: the job's summed traffic, its iterations and its servers, times in seconds since
+// the origin like everything else on the page.
+json CountersJobJson(const Report& report, const ReportCountersJob& cj, int64_t origin_ns) {
+  json gbps = json::array();
+  for (float v : cj.traffic_gbps) gbps.push_back(std::round(static_cast<double>(v) * 1e3) / 1e3);
+  json iterations = json::array();
+  for (const auto& [a, b] : cj.iterations) {
+    iterations.push_back({std::round((a - origin_ns) / 1e6) / 1e3, std::round((b - origin_ns) / 1e6) / 1e3});
+  }
+  json servers = json::array();
+  for (const ReportCountersServer& s : report.counters.servers) {
+    if (s.job != cj.id) continue;
+    servers.push_back({{"name", s.name},
+                       {"mean_gbps", s.mean_gbps},
+                       {"period_s", s.period_s},
+                       {"job_correlation", s.job_correlation}});
+  }
+  json signature = json::array();
+  for (size_t i = 0; i < cj.nic_names.size() && i < cj.signature.size(); ++i) {
+    signature.push_back({cj.nic_names[i], cj.signature[i]});
+  }
+  return {{"period_s", cj.period_s},
+          {"period_strength", cj.period_strength},
+          {"server_gbps", cj.server_gbps},
+          {"nic_signature", signature},
+          {"servers", servers},
+          {"iterations", iterations},
+          {"plot", {{"start_s", Seconds(cj.plot_start_ns, origin_ns)},
+                    {"bin_s", cj.plot_bin_s},
+                    {"gbps", gbps}}}};
+}
+
 }  // namespace
 
 json BuildHtmlReportData(const Report& report, const HtmlReportOptions& options) {
@@ -215,9 +248,33 @@ json BuildHtmlReportData(const Report& report, const HtmlReportOptions& options)
   for (auto& [name, entry] : switches) switch_list.push_back(std::move(entry));
 
   json jobs = json::array();
-  for (const ReportJob& job : report.jobs) jobs.push_back(JobJson(report, job, options, origin_ns));
+  for (const ReportJob& job : report.jobs) {
+    json j = JobJson(report, job, options, origin_ns);
+    if (report.mode == "counters") {
+      for (const ReportCountersJob& cj : report.counters.jobs) {
+        if (cj.id == job.id) j["counters"] = CountersJobJson(report, cj, origin_ns);
+      }
+    }
+    jobs.push_back(std::move(j));
+  }
+  json counters = nullptr;
+  if (report.mode == "counters") {
+    const ReportCounters& c = report.counters;
+    size_t unassigned = 0;
+    for (const ReportCountersServer& s : c.servers) unassigned += s.job.empty() ? 1 : 0;
+    counters = {{"poll_s", c.poll_s},
+                {"refresh_s", c.refresh_s},
+                {"bin_s", c.bin_s},
+                {"ports", c.ports},
+                {"polls", c.polls},
+                {"bytes", c.bytes},
+                {"servers", c.servers.size()},
+                {"servers_in_no_job", unassigned}};
+  }
 
   return {{"title", options.title},
+          {"mode", report.mode},
+          {"counters", counters},
           {"origin_unix_ns", fmt::format("{}", origin_ns)},
           {"duration_s", Seconds(end_ns, origin_ns)},
           {"window_s", report.window_s},

@@ -39,6 +39,10 @@
         (j.consistent ? '' : ' (inconsistent)');
   }
   const jobFindings = (id) => D.findings.filter((f) => f.job === id);
+  // Counters mode (docs/counters.md): jobs are found from switch port byte counters, so a job has
+  // servers and NICs, iterations and a traffic series instead of GPUs, stages and per-GPU steps.
+  const COUNTERS = D.mode === 'counters';
+  const fmtG = (g) => (g >= 100 ? g.toFixed(0) : g >= 10 ? g.toFixed(1) : g.toFixed(2)) + ' Gb/s';
 
   // ---------- header and overview ----------
   function header() {
@@ -47,6 +51,19 @@
     const gpus = D.jobs.reduce((a, j) => a + j.gpus, 0);
     const read = (D.input.find((c) => c.name === 'records_read') || {value: 0}).value;
     const src = D.sources.map((s) => `${s.path} (${s.format})`).join(', ');
+    if (COUNTERS) {
+      const C = D.counters, servers = D.jobs.reduce((a, j) => a + j.hosts, 0);
+      return el('header', {},
+        el('h1', {text: D.title}),
+        el('p', {class: 'lead'},
+          `${D.jobs.length} training job${D.jobs.length === 1 ? '' : 's'} on ${fmtN(servers)} of ${fmtN(C.servers)} servers, ` +
+          `recognised from switch port byte counters: ${fmtN(C.polls)} polls of ${fmtN(C.ports)} ports over ` +
+          `${D.duration_s.toFixed(0)} s (polled every ${C.poll_s.toFixed(1)} s, counters refreshed every ${C.refresh_s.toFixed(1)} s). ` +
+          `Input: ${src || '—'}.`),
+        el('p', {class: 'lead'}, 'Findings: ',
+          sevBadge('critical'), ` ${n.critical}  `, sevBadge('warning'), ` ${n.warning}  `, sevBadge('info'),
+          ` ${n.info}. Times are seconds since the first poll. Click a finding's “show” to see it on its job's traffic plot.`));
+    }
     return el('header', {},
       el('h1', {text: D.title}),
       el('p', {class: 'lead'},
@@ -64,6 +81,7 @@
   }
 
   function overview() {
+    if (COUNTERS) return countersOverview();
     const rows = D.jobs.map((j) => {
       const fs = jobFindings(j.id);
       const worst = fs.length ? fs.reduce((a, f) => (SEV_ORDER[f.severity] < SEV_ORDER[a.severity] ? f : a)) : null;
@@ -92,8 +110,9 @@
     const rows = D.findings.map((f, i) => {
       const who = [];
       if (f.gpus.length) who.push(`GPUs ${f.gpus.slice(0, 4).join(', ')}${f.gpus_total > 4 ? ` … (${f.gpus_total})` : ''}`);
+      if (f.hosts && f.hosts.length) who.push(`server${f.hosts.length === 1 ? '' : 's'} ${f.hosts.slice(0, 4).join(', ')}${f.hosts.length > 4 ? ` … (${f.hosts.length})` : ''}`);
       if (f.switches.length) who.push(`${f.switches.length === 2 ? 'link' : 'switch'} ${f.switches.join(' – ')}`);
-      const hide = i >= kMaxShown && f.severity === 'info';
+      const hide = i >= kMaxShown && (f.severity === 'info' || COUNTERS);  // counters: many short slow iterations
       return el('tr', {id: 'finding-' + f.id, class: 'finding' + (hide ? ' more' : ''), 'data-kind': f.kind, 'data-job': f.job},
         el('td', {}, sevBadge(f.severity)),
         el('td', {}, el('b', {text: f.kind}), el('br'), el('span', {class: 'dim', text: 'cause: ' + f.cause})),
@@ -113,7 +132,7 @@
     function moreButton() {
       const n = rows.filter((r) => r.classList.contains('more')).length;
       if (!n) return null;
-      const b = el('button', {text: `show ${n} more info findings`, onclick: () => {
+      const b = el('button', {text: `show ${n} more ${COUNTERS ? '' : 'info '}findings`, onclick: () => {
         rows.forEach((r) => r.classList.remove('more')); b.remove();
       }});
       return b;
@@ -394,7 +413,153 @@
     labels.querySelectorAll('.tl-label').forEach((d) => d.classList.toggle('mark', named.has(d.dataset.gpu)));
   }
 
+  // ---------- counters mode ----------
+  function countersOverview() {
+    const rows = D.jobs.map((j) => {
+      const fs = jobFindings(j.id), C = j.counters || {};
+      const worst = fs.length ? fs.reduce((a, f) => (SEV_ORDER[f.severity] < SEV_ORDER[a.severity] ? f : a)) : null;
+      return el('tr', {},
+        el('td', {}, el('a', {href: '#job-' + j.id, text: j.id})),
+        el('td', {class: 'r', text: fmtN(j.hosts)}), el('td', {class: 'r', text: fmtN(j.gpus)}),
+        el('td', {class: 'r', text: C.period_s > 0 ? fmtS(C.period_s) : '—'}),
+        el('td', {class: 'r', text: fmtN(j.step.steps)}),
+        el('td', {class: 'r', text: j.step.steps ? fmtS(j.step.median_s) : '—'}),
+        el('td', {class: 'r', text: j.step.steps ? fmtS(j.step.p99_s) : '—'}),
+        el('td', {class: 'r', text: C.server_gbps > 0 ? fmtG(C.server_gbps) : '—'}),
+        el('td', {}, fs.length ? sevBadge(worst.severity) : '', ` ${fs.length}`));
+    });
+    return el('section', {id: 'overview'},
+      el('h2', {text: 'Cluster overview'}),
+      el('p', {class: 'caption', text: 'Jobs are groups of servers whose port traffic rises and falls together with one period ' +
+        '(the training iteration). An iteration runs from one traffic burst to the next.' +
+        (D.counters.servers_in_no_job ? ` ${D.counters.servers_in_no_job} servers fit no job.` : '')}),
+      el('table', {class: 'grid'},
+        el('thead', {}, el('tr', {}, ...['job', 'servers', 'NICs', 'period', 'iterations', 'iteration median', 'iteration p99',
+          'traffic per server', 'findings'].map((h) => el('th', {text: h})))),
+        el('tbody', {}, ...rows)));
+  }
+
+  // The job's summed traffic over time, its iterations as grey lines, its findings shaded.
+  function trafficPlot(j, host) {
+    const C = j.counters, P = C && C.plot;
+    if (!P || !P.gbps.length) { host.append(el('p', {class: 'dim', text: 'No traffic series for this job.'})); return; }
+    const t = P.gbps.map((_, i) => Math.round((P.start_s + (i + 0.5) * P.bin_s) * 1e3) / 1e3);  // bin centres
+    const its = C.iterations;
+    const starts = its.map((x) => x[0]);
+    if (its.length) starts.push(its[its.length - 1][1]);
+    const bands = jobFindings(j.id).map((f) => [f.start_s, f.end_s, f.id, f.kind, f.severity]);
+    const ctl = {el: host, bands, hl: null};
+    plots[j.id] = ctl;
+    const lo = t[0] - P.bin_s / 2, hi = t[t.length - 1] + P.bin_s / 2;
+    const width = Math.max(400, host.clientWidth || 900);
+    const opts = {
+      width, height: 260,
+      scales: {x: {time: false}, y: {range: (u, mn, mx) => [0, mx > 0 ? mx * 1.08 : 1]}},
+      axes: [{label: 'time since first poll (s)'},
+        {label: `Gb/s, ${j.hosts} servers`, size: 60}],
+      series: [{label: 't (s)', value: (u, v) => (v == null ? '' : v.toFixed(1))},
+        {label: `traffic (mean over ${P.bin_s.toFixed(1)} s bins)`, stroke: '#4e79a7', width: 1.5, fill: 'rgba(78,121,167,0.12)',
+          value: (u, v) => (v == null ? '' : fmtG(v))}],
+      hooks: {drawClear: [(u) => {
+        const ctx = u.ctx, dpr = window.devicePixelRatio || 1;
+        const {left, top, width: bw, height: bh} = u.bbox;
+        const x0 = u.scales.x.min, x1 = u.scales.x.max;
+        // Iteration boundaries: a line each when they are at least 5 px apart, else ticks along the bottom.
+        const vis = starts.filter((s) => s >= x0 && s <= x1);
+        const dense = vis.length > 0 && bw / vis.length < 5 * dpr;
+        ctx.fillStyle = dense ? 'rgba(60,60,60,0.55)' : 'rgba(60,60,60,0.35)';
+        for (const s of vis) {
+          const x = Math.round(u.valToPos(s, 'x', true));
+          if (dense) ctx.fillRect(x, top + bh - 7 * dpr, Math.max(1, dpr), 7 * dpr);
+          else ctx.fillRect(x, top, Math.max(1, dpr), bh);
+        }
+        // Labels go in the first of 4 rows with room; a crowded band keeps its shade without one.
+        const rowEnd = [-1e9, -1e9, -1e9, -1e9];
+        ctx.font = `${11 * dpr}px sans-serif`;
+        ctx.textBaseline = 'top';
+        const order = bands.map((_, i) => i).sort((p, q) => (bands[p][2] === ctl.hl ? -1 : bands[q][2] === ctl.hl ? 1 : bands[p][0] - bands[q][0]));
+        for (const i of order) {
+          const [a, b, id, kind, sev] = bands[i];
+          if (sev === 'info' && ctl.hl !== id) continue;
+          if (b < x0 || a > x1) continue;
+          const p0 = u.valToPos(Math.max(a, x0), 'x', true), p1 = u.valToPos(Math.min(b, x1), 'x', true);
+          const rgb = sev === 'critical' ? '198,40,40' : '224,138,0';
+          ctx.fillStyle = `rgba(${rgb},${ctl.hl === id ? 0.4 : 0.15})`;
+          ctx.fillRect(p0, top, Math.max(2 * dpr, p1 - p0), bh);
+          const w = ctx.measureText(kind).width + 8 * dpr;
+          const row = rowEnd.findIndex((e) => e <= p0);
+          if (row < 0) continue;
+          rowEnd[row] = p0 + w;
+          ctx.fillStyle = `rgb(${rgb})`;
+          ctx.fillText(kind, p0 + 3 * dpr, top + (3 + 13 * row) * dpr);
+        }
+      }]},
+    };
+    const bar = el('div', {class: 'tl-bar'},
+      el('button', {text: 'whole run', onclick: () => ctl.u.setScale('x', {min: lo, max: hi})}),
+      its.length > 12 ? el('button', {text: '10 iterations', onclick: () => {
+        const k = Math.min(its.length - 10, Math.max(0, its.length >> 1));
+        ctl.u.setScale('x', {min: its[k][0] - P.bin_s, max: its[k + 9][1] + P.bin_s});
+      }}) : null,
+      el('span', {class: 'legend'}, el('span', {class: 'lg'}, el('i', {style: 'background:#4e79a7'}), 'traffic'),
+        el('span', {class: 'lg'}, el('i', {class: 'vline'}), 'iteration boundary'),
+        el('span', {class: 'lg'}, el('i', {style: 'background:rgba(224,138,0,0.35)'}), 'warning finding'),
+        el('span', {class: 'lg'}, el('i', {style: 'background:rgba(198,40,40,0.35)'}), 'critical finding'),
+        el('span', {class: 'dim'}, 'Drag across the plot to zoom in, double-click to zoom out.')));
+    host.append(bar);
+    const plotEl = el('div', {});
+    host.append(plotEl);
+    ctl.u = new uPlot(opts, [t, P.gbps], plotEl);
+    // Selecting a finding zooms to it with a few iterations either side.
+    ctl.show = (a, b) => {
+      const pad = Math.max(3 * (C.period_s || 0), (b - a) * 0.5, 4 * P.bin_s);
+      ctl.u.setScale('x', {min: Math.max(lo, a - pad), max: Math.min(hi, b + pad)});
+    };
+  }
+
+  function serversTable(j) {
+    const C = j.counters;
+    if (!C || !C.servers.length) return null;
+    const named = new Set(jobFindings(j.id).flatMap((f) => f.hosts || []));
+    const rows = C.servers.map((s) => el('tr', {class: named.has(s.name) ? 'named' : ''},
+      el('td', {text: s.name}), el('td', {class: 'r', text: fmtG(s.mean_gbps)}),
+      el('td', {class: 'r', text: s.period_s > 0 ? fmtS(s.period_s) : '—'}),
+      el('td', {class: 'r', text: s.job_correlation.toFixed(2)})));
+    return el('details', {class: 'servers'},
+      el('summary', {text: `Servers (${C.servers.length}); red: named in a finding`}),
+      el('table', {class: 'grid'},
+        el('thead', {}, el('tr', {}, ...['server', 'mean traffic', 'own period', 'correlation with the rest of the job']
+          .map((h) => el('th', {text: h})))),
+        el('tbody', {}, ...rows)));
+  }
+
+  function countersJobSection(j) {
+    const fs = jobFindings(j.id), C = j.counters || {};
+    const plotHost = el('div', {class: 'plot', id: 'plot-' + j.id});
+    const sig = (C.nic_signature || []).map(([n, v]) => `${n} ${(v * 100).toFixed(0)}%`).join(', ');
+    const sec = el('section', {id: 'job-' + j.id, class: 'job'},
+      el('h2', {text: `${j.id}: ${fmtN(j.hosts)} servers, ${fmtN(j.gpus)} NICs` +
+        (C.period_s > 0 ? `, iteration period ${fmtS(C.period_s)}` : '')}),
+      el('p', {class: 'lead'},
+        j.step.steps ? `${fmtN(j.step.steps)} iterations, ${fmtS(j.step.median_s)} median, ${fmtS(j.step.p99_s)} p99. ` : 'No iterations found. ',
+        C.server_gbps > 0 ? `Mean traffic ${fmtG(C.server_gbps)} per server. ` : '',
+        sig ? `Share of bytes per NIC: ${sig}. ` : '',
+        `${fs.length} finding${fs.length === 1 ? '' : 's'}: `,
+        ...fs.slice(0, 8).map((f) => el('a', {href: '#finding-' + f.id, class: 'chip sev-' + f.severity, text: f.kind,
+          onclick: (ev) => { ev.preventDefault(); showFinding(f.id); }})), fs.length > 8 ? ` … +${fs.length - 8}` : ''),
+      el('h3', {text: 'Traffic'}),
+      el('p', {class: 'caption', text: `Bytes per second through the switch ports of the job's ${j.hosts} servers, summed (in and out), ` +
+        `in Gb/s. Each burst is one training iteration's communication; grey lines mark the iteration boundaries the analysis ` +
+        `found (ticks along the bottom when they are too close to draw as lines; zoom in to see them). Shaded: the time range ` +
+        `of each warning or critical finding on this job, labelled with its kind. A gap without lines is a time with no iteration, ` +
+        `e.g. a stall.`}),
+      plotHost, serversTable(j));
+    app.append(sec);
+    trafficPlot(j, plotHost);
+  }
+
   function jobSection(j) {
+    if (COUNTERS) { countersJobSection(j); return; }
     const fs = jobFindings(j.id);
     const plotHost = el('div', {class: 'plot', id: 'plot-' + j.id});
     const heatWrap = el('div', {id: 'heat-' + j.id});
@@ -469,7 +634,8 @@
       target = document.getElementById(f.kind === 'slow_step' ? 'plot-' + f.job : 'timeline-' + f.job);
     }
     if (plots[f.job] && plots[f.job].u) {
-      plots[f.job].hl = id; plots[f.job].u.redraw();
+      plots[f.job].hl = id;
+      if (plots[f.job].show) plots[f.job].show(f.start_s, f.end_s); else plots[f.job].u.redraw();
       if (f.kind === 'slow_step' || !target) target = document.getElementById('plot-' + f.job);
     }
     if (!target && f.switches.length) target = document.getElementById('switch-' + f.switches[0]);
@@ -483,7 +649,8 @@
   app.textContent = '';
   app.append(header(), overview(), findingsSection());
   for (const j of D.jobs) jobSection(j);
-  app.append(switchesSection(), inputSection());
+  if (!COUNTERS) app.append(switchesSection());
+  app.append(inputSection());
   let resizeTimer = 0;
   window.addEventListener('resize', () => {
     clearTimeout(resizeTimer);
