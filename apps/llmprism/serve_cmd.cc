@@ -1,5 +1,5 @@
 // File: apps/llmprism/serve_cmd.cc
-// `llmprism serve --ipfix-udp ADDR:PORT [--watch DIR] [--window 60] [--step 10] [--http ADDR:PORT]
+// `llmprism serve --ipfix-udp ADDR:PORT [--watch DIR] [--capture IFACE [--capture-filter BPF]] [--window 60] [--step 10] [--http ADDR:PORT]
 //  [--db FILE.sqlite] [--topology FILE] [--token T] ...`: continuous monitoring (service/service.h,
 // docs/api.md). Binds 127.0.0.1 unless told otherwise. Runs until SIGTERM or SIGINT, then stops the
 // sources, analyses the windows that hold data, writes them to the database and exits 0.
@@ -27,6 +27,10 @@ namespace {
 struct ServeArgs {
   std::vector<std::string> udp;
   std::vector<std::string> watch;
+  std::vector<std::string> capture;
+  std::string capture_filter;
+  int capture_snaplen = 256;
+  int capture_buffer_mb = 8;
   double window_s = 60, step_s = 10, reorder_s = 5, idle_flush_s = 10, history_s = 600;
   std::string http = "127.0.0.1:8080";
   std::string db;
@@ -46,12 +50,19 @@ int RunServe(const ServeArgs& args) {
     fmt::print(stderr, "llmprism serve: {}\n", m);
     return 2;
   };
-  if (args.udp.empty() && args.watch.empty()) {
-    return fail("no input: give --ipfix-udp ADDR:PORT and/or --watch DIR");
+  if (args.udp.empty() && args.watch.empty() && args.capture.empty()) {
+    return fail("no input: give --ipfix-udp ADDR:PORT, --watch DIR and/or --capture IFACE");
+  }
+  if (!args.capture_filter.empty() && args.capture.empty()) {
+    return fail("--capture-filter needs --capture IFACE");
   }
   prism::service::ServiceOptions o;
   o.udp = args.udp;
   o.watch = args.watch;
+  o.capture = args.capture;
+  o.capture_filter = args.capture_filter;
+  o.capture_snaplen = args.capture_snaplen;
+  o.capture_buffer_bytes = args.capture_buffer_mb << 20;
   o.http = args.http;
   o.db = args.db;
   o.topology_path = args.topology;
@@ -92,6 +103,10 @@ int RunServe(const ServeArgs& args) {
   const auto ports = (*service)->udp_ports();
   fmt::print(stderr, "llmprism serve: http on {}:{}, IPFIX/NetFlow v9 UDP on port(s) {}\n",
              o.http.substr(0, o.http.rfind(':')), (*service)->http_port(), fmt::join(ports, ", "));
+  if (!o.capture.empty()) {
+    fmt::print(stderr, "llmprism serve: capturing on {}{}\n", fmt::join(o.capture, ", "),
+               o.capture_filter.empty() ? "" : " (filter '" + o.capture_filter + "')");
+  }
   if (!args.ready_file.empty()) {
     const std::string tmp = args.ready_file + ".tmp";
     {
@@ -121,6 +136,17 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--watch", args->watch,
                   "Read flow files (IPFIX, flow CSV, pcap) dropped into this directory, then move "
                   "them to DIR/done/ (repeatable; names starting with '.' are ignored)");
+  cmd->add_option("--capture", args->capture,
+                  "Capture packets live on this interface (libpcap; RoCEv2 messages, TCP/UDP "
+                  "flowlets, ERSPAN, IPFIX on the wire; repeatable; needs CAP_NET_RAW)");
+  cmd->add_option("--capture-filter", args->capture_filter,
+                  "BPF filter for --capture, e.g. 'udp port 4791'");
+  cmd->add_option("--capture-snaplen", args->capture_snaplen,
+                  "Bytes captured per packet (headers only are needed)")
+      ->capture_default_str()->check(CLI::Range(64, 65535));
+  cmd->add_option("--capture-buffer-mb", args->capture_buffer_mb,
+                  "Kernel capture buffer per interface, MB")
+      ->capture_default_str()->check(CLI::Range(1, 1024));
   cmd->add_option("--window", args->window_s, "Analysis window in seconds")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--step", args->step_s, "Seconds between analyses (the window slides by this)")

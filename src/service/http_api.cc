@@ -89,6 +89,10 @@ json IngestJson(const ApiContext& ctx) {
       o["datagrams"] = s->datagrams.load();
       o["datagrams_dropped"] = st.Get(Stat::collector_datagrams_dropped);
       o["socket_drops"] = UdpSocketDrops(s->udp_port);
+    } else if (s->kind == "capture") {
+      o["packets"] = s->packets.load();
+      o["kernel_drops"] = s->kernel_drops.load();
+      o["filter"] = s->capture_filter;
     } else {
       o["files"] = s->files.load();
     }
@@ -194,6 +198,19 @@ std::string RenderMetrics(const ApiContext& ctx) {
                      Escape(s->name), stats[k].Get(Stat::collector_datagrams_dropped));
     o += fmt::format("llmprism_datagrams_dropped_total{{source=\"{}\",reason=\"socket\"}} {}\n",
                      Escape(s->name), UdpSocketDrops(s->udp_port));
+  }
+  head("llmprism_capture_packets_total", "counter", "Packets captured live (--capture), by source.");
+  for (const SourceCounters* s : ctx.sources) {
+    if (s->kind != "capture") continue;
+    o += fmt::format("llmprism_capture_packets_total{{source=\"{}\"}} {}\n", Escape(s->name),
+                     s->packets.load());
+  }
+  head("llmprism_capture_kernel_drops_total", "counter",
+       "Packets of a live capture dropped by the kernel before libpcap read them (pcap_stats).");
+  for (const SourceCounters* s : ctx.sources) {
+    if (s->kind != "capture") continue;
+    o += fmt::format("llmprism_capture_kernel_drops_total{{source=\"{}\"}} {}\n",
+                     Escape(s->name), s->kernel_drops.load());
   }
   const PipelineCounters& p = *ctx.pipeline;
   head("llmprism_queue_records", "gauge", "Records waiting between ingest and windowing.");

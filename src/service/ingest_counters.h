@@ -15,11 +15,14 @@ namespace prism::service {
 
 struct SourceCounters {
   std::string name;  // "udp:127.0.0.1:4739", "dir:/var/spool/flows"
-  std::string kind;  // "ipfix-udp" | "watch"
+  std::string kind;  // "ipfix-udp" | "watch" | "capture"
+  std::string capture_filter;  // capture: the BPF filter ("" = none)
   uint16_t udp_port = 0;
   std::atomic<uint64_t> records{0};             // decoded and offered to the queue
   std::atomic<uint64_t> datagrams{0};           // UDP datagrams received
   std::atomic<uint64_t> files{0};               // files read (watch)
+  std::atomic<uint64_t> packets{0};             // packets captured (capture)
+  std::atomic<uint64_t> kernel_drops{0};        // packets dropped by the kernel (capture, pcap_stats)
   std::atomic<uint64_t> dropped_queue_full{0};  // records dropped: record queue full
   std::atomic<uint64_t> dropped_late{0};        // records dropped: older than every open window
   std::atomic<uint64_t> dropped_buffer_full{0}; // records dropped: window buffer at its bound

@@ -24,6 +24,7 @@
 #include "io/topology_csv.h"
 #include "service/http_api.h"
 #include "service/ingest_counters.h"
+#include "service/live_capture.h"
 #include "service/record_queue.h"
 #include "service/store.h"
 
@@ -139,6 +140,8 @@ struct Service::Impl {
 
   std::vector<std::unique_ptr<ingest::UdpCollector>> collectors;
   std::vector<PointTable> collector_points;  // one per collector, used by its decode thread
+  std::vector<std::unique_ptr<LiveCapture>> captures;
+  size_t first_capture_source = 0;
   std::vector<std::thread> source_threads;
   std::atomic<bool> stop_sources{false};
   std::mutex stop_mu;
@@ -208,6 +211,20 @@ struct Service::Impl {
       std::unique_lock<std::mutex> lock(stop_mu);
       stop_cv.wait_for(lock, std::chrono::seconds(1), [&] { return stop_sources.load(); });
     }
+  }
+
+  void RunCapture(size_t index, LiveCapture* cap) {
+    SourceCounters* c = sources[index].get();
+    PointTable local;
+    // Live traffic cannot wait: a full record queue drops the batch (counted).
+    BatchingSink sink(index, c, &local, &points, &queue, false);
+    auto st = cap->Run(&sink, &local, &stop_sources, [&](const Stats& delta) {
+      sink.Flush();
+      c->MergeStats(delta);
+      c->packets = cap->packets();
+      c->kernel_drops = cap->kernel_drops();
+    });
+    if (!st) fmt::print(stderr, "llmprism serve: capture stopped: {}\n", st.error().message);
   }
 
   void ReadFile(size_t index, SourceCounters* c, const std::string& path) {
@@ -399,6 +416,22 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
     s.sources.push_back(std::move(c));
   }
 
+  s.first_capture_source = s.sources.size();
+  for (const std::string& iface : options.capture) {
+    LiveCaptureOptions co;
+    co.interface = iface;
+    co.filter = options.capture_filter;
+    co.snaplen = options.capture_snaplen;
+    co.buffer_bytes = options.capture_buffer_bytes;
+    PRISM_ASSIGN_OR_RETURN(auto cap, LiveCapture::Open(co));
+    auto c = std::make_unique<SourceCounters>();
+    c->kind = "capture";
+    c->name = "capture:" + iface;
+    c->capture_filter = options.capture_filter;
+    s.sources.push_back(std::move(c));
+    s.captures.push_back(std::move(cap));
+  }
+
   // HTTP.
   PRISM_ASSIGN_OR_RETURN(auto http_hp, ParseHostPort(options.http, "--http"));
   ApiContext api;
@@ -441,6 +474,10 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
     const size_t index = s.collectors.size() + k;
     s.source_threads.emplace_back([&s, index, dir = options.watch[k]] { s.RunWatch(index, dir); });
   }
+  for (size_t k = 0; k < s.captures.size(); ++k) {
+    const size_t index = s.first_capture_source + k;
+    s.source_threads.emplace_back([&s, index, k] { s.RunCapture(index, s.captures[k].get()); });
+  }
   return std::unique_ptr<Service>(new Service(std::move(impl)));
 }
 
@@ -453,6 +490,7 @@ void Service::Stop() {
     s.stop_sources = true;
   }
   s.stop_cv.notify_all();
+  for (auto& cap : s.captures) cap->Break();
   for (std::thread& t : s.source_threads) t.join();
   s.queue.Close();
   s.window_thread.join();  // drains the queue and hands every window with data to analysis

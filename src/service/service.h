@@ -3,6 +3,7 @@
 //
 //   UDP collector(s) (ingest/ipfix/udp_collector.h: receiver thread + bounded datagram queue)
 //   watched directories (files dropped in are read, then moved to DIR/done/)
+//   live capture (service/live_capture.h: libpcap on an interface -> packet decoders -> flows)
 //        | one decode thread per source: FlowRecords in batches
 //        v
 //   RecordQueue (bounded; a full queue drops UDP batches, counted; file readers wait)
@@ -15,7 +16,7 @@
 //        v -> SnapshotHolder (shared_ptr swap)
 //   HTTP thread pool (cpp-httplib): /api/v1/*, /metrics, / (dashboard) read the snapshot.
 //
-// Stop() (SIGTERM) stops the sources, drains the queue, analyses the windows that hold data,
+// Stop() (SIGTERM) stops the sources (pcap_breakloop for captures), drains the queue, analyses the windows that hold data,
 // writes them and stops HTTP last.
 #pragma once
 
@@ -35,6 +36,10 @@ namespace prism::service {
 struct ServiceOptions {
   std::vector<std::string> udp;    // "ADDR:PORT" (IPv6 as [ADDR]:PORT); port 0 = any free port
   std::vector<std::string> watch;  // directories
+  std::vector<std::string> capture;  // interfaces captured live (libpcap)
+  std::string capture_filter;        // BPF applied to every --capture interface
+  int capture_snaplen = 256;
+  int capture_buffer_bytes = 8 << 20;
   std::string http = "127.0.0.1:0";
   std::string db;                  // empty: no durable state
   std::string token;               // empty: no authentication
