@@ -221,9 +221,19 @@ GpuSelection SelectTimelineGpus(const Report& report, const ReportJob& job, size
       }
     }
     for (const IpAddr& g : ReplicaThrough(tl, first)) why[g] = "pipeline replica";
+    // GPUs of the most severe findings first: info-level symptoms (a slow DP group names a whole
+    // ring) must not crowd out the GPU an alert is about.
+    std::vector<const ReportFinding*> findings;
+    for (const ReportFinding& f : report.findings)
+      if (f.job == job.id) findings.push_back(&f);
+    // Severity is ordered info < warning < critical: most severe first.
+    std::stable_sort(findings.begin(), findings.end(),
+                     [](const ReportFinding* a, const ReportFinding* b) {
+                       return a->severity > b->severity;
+                     });
     std::vector<IpAddr> named;
-    for (const ReportFinding& f : report.findings) {
-      if (f.job != job.id) continue;
+    for (const ReportFinding* fp : findings) {
+      const ReportFinding& f = *fp;
       for (const IpAddr& g : f.gpus) {
         if (tl.count(g) && std::find(named.begin(), named.end(), g) == named.end()) named.push_back(g);
       }
