@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/big_endian.h"
 #include "io/csv_util.h"
 #include "io/file_reader.h"
 #include "ingest/ipfix/export_decoder.h"
@@ -23,20 +24,6 @@ constexpr uint16_t kEnterpriseBit = 0x8000;
 constexpr size_t kMaxPointNameBytes = 1024;
 constexpr int64_t kNsPerSecond = 1'000'000'000;
 constexpr int64_t kNtpUnixOffsetS = 2'208'988'800;  // 1900-01-01 to 1970-01-01
-
-// --- big-endian access -------------------------------------------------------------------------
-
-inline uint16_t Get16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
-inline uint32_t Get32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
-}
-inline uint64_t Get64(const uint8_t* p) { return (uint64_t{Get32(p)} << 32) | Get32(p + 4); }
-// Unsigned integer of 1..8 bytes (reduced-size encoding, RFC 7011 6.2).
-inline uint64_t GetUint(const uint8_t* p, size_t len) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < len; ++i) v = (v << 8) | p[i];
-  return v;
-}
 
 inline void Put16(char* p, uint16_t v) {
   p[0] = static_cast<char>(v >> 8);
@@ -112,13 +99,13 @@ class IpfixDecoder {
       if (resyncing_) {
         bool found = false;
         for (; pos + 4 <= n; ++pos) {
-          if (Get16(data + pos) != kIpfixVersion) continue;
-          size_t len = Get16(data + pos + 2);
+          if (LoadBe16(data + pos) != kIpfixVersion) continue;
+          size_t len = LoadBe16(data + pos + 2);
           if (len < kMessageHeaderBytes) continue;
           // Plausible when the message ends exactly at the end of the input or right before
           // another version-10 header.
           if (pos + len + 2 <= n) {
-            if (Get16(data + pos + len) == kIpfixVersion) {
+            if (LoadBe16(data + pos + len) == kIpfixVersion) {
               found = true;
               break;
             }
@@ -141,8 +128,8 @@ class IpfixDecoder {
         BadMessage(offset, "a 16-byte message header", fmt::format("{} bytes at the end", avail));
         return n;
       }
-      uint16_t version = Get16(msg);
-      size_t len = Get16(msg + 2);
+      uint16_t version = LoadBe16(msg);
+      size_t len = LoadBe16(msg + 2);
       if (version != kIpfixVersion) {
         BadMessage(offset, "IPFIX version 10", fmt::format("{}", version));
       } else if (len < kMessageHeaderBytes) {

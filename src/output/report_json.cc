@@ -83,25 +83,6 @@ json TimelineJson(const ReportTimeline& t, const ReportJsonOptions& options) {
           {"steps", std::move(steps)}};
 }
 
-json FindingJson(const ReportFinding& f) {
-  return {
-      {"kind", f.kind},
-      {"severity", diagnosis::SeverityName(f.severity)},
-      {"job", JobRef(f.job)},
-      {"gpus", IpList(f.gpus)},
-      {"switches", f.switches},
-      {"hosts", f.hosts},
-      {"start_ns", f.start_ns},
-      {"end_ns", f.end_ns},
-      {"metric", f.metric},
-      {"value", f.value},
-      {"baseline", f.baseline},
-      {"sigma", f.sigma},
-      {"units", f.units},
-      {"cause", diagnosis::CauseName(f.cause)},
-      {"summary", f.summary},
-  };
-}
 
 json CountersJson(const ReportCounters& c) {
   json servers = json::array();
@@ -144,6 +125,26 @@ json CountersJson(const ReportCounters& c) {
 }
 
 }  // namespace
+
+nlohmann::json FindingJson(const ReportFinding& f) {
+  return nlohmann::json{
+      {"kind", f.kind},
+      {"severity", diagnosis::SeverityName(f.severity)},
+      {"job", JobRef(f.job)},
+      {"gpus", IpList(f.gpus)},
+      {"switches", f.switches},
+      {"hosts", f.hosts},
+      {"start_ns", f.start_ns},
+      {"end_ns", f.end_ns},
+      {"metric", f.metric},
+      {"value", f.value},
+      {"baseline", f.baseline},
+      {"sigma", f.sigma},
+      {"units", f.units},
+      {"cause", diagnosis::CauseName(f.cause)},
+      {"summary", f.summary},
+  };
+}
 
 json BuildReportJson(const Report& report, const ReportJsonOptions& options) {
   json doc = json::object();

@@ -24,6 +24,9 @@ struct ReportJsonOptions {
 
 nlohmann::json BuildReportJson(const Report& report, const ReportJsonOptions& options = {});
 
+// One finding as the report (and the service's API) writes it.
+nlohmann::json FindingJson(const ReportFinding& finding);
+
 // Writes BuildReportJson() with one top-level key per line and one array element per line
 // (compact within an element): diffable and grep-able, yet a fraction of the size of a fully
 // indented dump. kDataLoss when the stream fails.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "diagnosis/finding.h"
+#include "output/report_json.h"
 
 namespace prism::service {
 
@@ -80,26 +81,12 @@ output::ReportLayout LayoutFromJson(const json& j) {
 }
 
 json FindingToJson(const StoredFinding& s) {
-  const output::ReportFinding& f = s.finding;
-  return json{{"id", s.id},
-              {"kind", f.kind},
-              {"severity", diagnosis::SeverityName(f.severity)},
-              {"job", f.job},
-              {"gpus", Ips(f.gpus)},
-              {"switches", f.switches},
-              {"hosts", f.hosts},
-              {"start_ns", f.start_ns},
-              {"end_ns", f.end_ns},
-              {"metric", f.metric},
-              {"value", f.value},
-              {"baseline", f.baseline},
-              {"sigma", f.sigma},
-              {"units", f.units},
-              {"cause", diagnosis::CauseName(f.cause)},
-              {"summary", f.summary},
-              {"first_window_end_ns", s.first_window_end_ns},
-              {"last_window_end_ns", s.last_window_end_ns},
-              {"windows", s.windows}};
+  json j = output::FindingJson(s.finding);
+  j["id"] = s.id;
+  j["first_window_end_ns"] = s.first_window_end_ns;
+  j["last_window_end_ns"] = s.last_window_end_ns;
+  j["windows"] = s.windows;
+  return j;
 }
 
 std::optional<StoredFinding> FindingFromJson(const json& j) {
@@ -110,7 +97,7 @@ std::optional<StoredFinding> FindingFromJson(const json& j) {
     output::ReportFinding& f = s.finding;
     f.kind = j.at("kind").get<std::string>();
     f.severity = ParseSeverity(j.value("severity", "info"));
-    f.job = j.value("job", "");
+    f.job = j.contains("job") && j["job"].is_string() ? j["job"].get<std::string>() : "";  // null: none
     f.gpus = ParseIps(j.value("gpus", json::array()));
     f.switches = j.value("switches", std::vector<std::string>{});
     f.hosts = j.value("hosts", std::vector<std::string>{});

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/big_endian.h"
+
 namespace prism::ingest {
 namespace {
 
@@ -19,16 +21,6 @@ constexpr uint16_t kPrismIeObservationPoint = 2;
 constexpr size_t kMaxSamplersPerDomain = 1024;
 constexpr size_t kMaxDomains = 65536;
 
-inline uint16_t Get16(const uint8_t* p) { return static_cast<uint16_t>((p[0] << 8) | p[1]); }
-inline uint32_t Get32(const uint8_t* p) {
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
-}
-inline uint64_t Get64(const uint8_t* p) { return (uint64_t{Get32(p)} << 32) | Get32(p + 4); }
-inline uint64_t GetUint(const uint8_t* p, size_t len) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < len; ++i) v = (v << 8) | p[i];
-  return v;
-}
 
 int64_t NtpToUnixNs(uint64_t ntp) {
   int64_t s = static_cast<int64_t>(ntp >> 32);
@@ -242,9 +234,9 @@ void ExportDecoder::DecodeMessage(std::span<const uint8_t> msg, uint32_t exporte
                    fmt::format("{} bytes", msg.size()));
     return;
   }
-  const uint16_t version = Get16(msg.data());
+  const uint16_t version = LoadBe16(msg.data());
   if (version == 10) {
-    if (msg.size() < kIpfixHeaderBytes || Get16(msg.data() + 2) != msg.size()) {
+    if (msg.size() < kIpfixHeaderBytes || LoadBe16(msg.data() + 2) != msg.size()) {
       impl_->Problem(Stat::ipfix_bad_message, offset, "an IPFIX message whose length field "
                      "matches its size", fmt::format("{} bytes", msg.size()));
       return;
@@ -252,8 +244,8 @@ void ExportDecoder::DecodeMessage(std::span<const uint8_t> msg, uint32_t exporte
     ++messages_;
     impl_->Count(Stat::ipfix_messages);
     ctx.version = 10;
-    ctx.export_s = Get32(msg.data() + 4);
-    ctx.domain = Get32(msg.data() + 12);
+    ctx.export_s = LoadBe32(msg.data() + 4);
+    ctx.domain = LoadBe32(msg.data() + 12);
     impl_->DecodeIpfix(msg.data(), msg.size(), ctx);
   } else if (version == 9) {
     if (msg.size() < kNetflowV9HeaderBytes) {
@@ -264,9 +256,9 @@ void ExportDecoder::DecodeMessage(std::span<const uint8_t> msg, uint32_t exporte
     ++messages_;
     impl_->Count(Stat::netflow_v9_packets);
     ctx.version = 9;
-    ctx.sys_uptime_ms = Get32(msg.data() + 4);
-    ctx.export_s = Get32(msg.data() + 8);
-    ctx.domain = Get32(msg.data() + 16);
+    ctx.sys_uptime_ms = LoadBe32(msg.data() + 4);
+    ctx.export_s = LoadBe32(msg.data() + 8);
+    ctx.domain = LoadBe32(msg.data() + 16);
     impl_->DecodeV9(msg.data(), msg.size(), ctx);
   } else {
     impl_->Problem(Stat::ipfix_bad_message, offset, "IPFIX version 10 or NetFlow version 9",
@@ -276,9 +268,9 @@ void ExportDecoder::DecodeMessage(std::span<const uint8_t> msg, uint32_t exporte
 
 bool LooksLikeExportDatagram(std::span<const uint8_t> p, size_t udp_payload_bytes) {
   if (p.size() < 4) return false;
-  const uint16_t version = Get16(p.data());
+  const uint16_t version = LoadBe16(p.data());
   if (version == 10) {
-    return udp_payload_bytes >= kIpfixHeaderBytes && Get16(p.data() + 2) == udp_payload_bytes;
+    return udp_payload_bytes >= kIpfixHeaderBytes && LoadBe16(p.data() + 2) == udp_payload_bytes;
   }
   if (version != 9 || udp_payload_bytes < kNetflowV9HeaderBytes + 4 ||
       p.size() < kNetflowV9HeaderBytes + 4) {
@@ -288,8 +280,8 @@ bool LooksLikeExportDatagram(std::span<const uint8_t> p, size_t udp_payload_byte
   size_t pos = kNetflowV9HeaderBytes;
   int sets = 0;
   while (pos + 4 <= p.size()) {
-    uint16_t id = Get16(p.data() + pos);
-    size_t len = Get16(p.data() + pos + 2);
+    uint16_t id = LoadBe16(p.data() + pos);
+    size_t len = LoadBe16(p.data() + pos + 2);
     if ((id > 1 && id < 256) || len < 4) return false;
     pos += len;
     ++sets;
@@ -319,8 +311,8 @@ void ExportDecoder::Impl::DecodeIpfix(const uint8_t* msg, size_t len, MessageCon
               fmt::format("{} bytes left in the message", len - p));
       return;
     }
-    uint16_t set_id = Get16(msg + p);
-    size_t set_len = Get16(msg + p + 2);
+    uint16_t set_id = LoadBe16(msg + p);
+    size_t set_len = LoadBe16(msg + p + 2);
     if (set_len < 4 || set_len > len - p) {
       Problem(Stat::ipfix_bad_set, set_offset,
               fmt::format("a set length between 4 and {}", len - p), set_len);
@@ -347,8 +339,8 @@ void ExportDecoder::Impl::DecodeV9(const uint8_t* msg, size_t len, MessageContex
       // Trailing bytes shorter than a flowset header: exporters pad datagrams; ignore.
       return;
     }
-    uint16_t set_id = Get16(msg + p);
-    size_t set_len = Get16(msg + p + 2);
+    uint16_t set_id = LoadBe16(msg + p);
+    size_t set_len = LoadBe16(msg + p + 2);
     if (set_len < 4 || set_len > len - p) {
       Problem(Stat::ipfix_bad_set, set_offset,
               fmt::format("a flowset length between 4 and {}", len - p), set_len);
@@ -394,8 +386,8 @@ void ExportDecoder::Impl::DecodeTemplateSet(const uint8_t* body, size_t n,
   size_t q = 0;
   while (n - q >= 4) {  // fewer bytes are padding
     uint64_t rec_offset = offset + q;
-    uint16_t tid = Get16(body + q);
-    uint16_t count = Get16(body + q + 2);
+    uint16_t tid = LoadBe16(body + q);
+    uint16_t count = LoadBe16(body + q + 2);
     q += 4;
     if (tid < 256) {
       if (!ipfix && tid == 0 && count == 0) break;  // v9 padding of zeros
@@ -412,7 +404,7 @@ void ExportDecoder::Impl::DecodeTemplateSet(const uint8_t* body, size_t n,
         Problem(Stat::ipfix_bad_template, rec_offset, "a scope field count", "the end of the set");
         return;
       }
-      scope = Get16(body + q);
+      scope = LoadBe16(body + q);
       q += 2;
       if (scope == 0 || scope > count) {
         Problem(Stat::ipfix_bad_template, rec_offset,
@@ -430,8 +422,8 @@ void ExportDecoder::Impl::DecodeTemplateSet(const uint8_t* body, size_t n,
                 fmt::format("the end of the set after {}", i));
         return;
       }
-      uint16_t id = Get16(body + q);
-      uint16_t flen = Get16(body + q + 2);
+      uint16_t id = LoadBe16(body + q);
+      uint16_t flen = LoadBe16(body + q + 2);
       q += 4;
       uint32_t pen = 0;
       if (ipfix && (id & kEnterpriseBit)) {
@@ -441,7 +433,7 @@ void ExportDecoder::Impl::DecodeTemplateSet(const uint8_t* body, size_t n,
                   "the end of the set");
           return;
         }
-        pen = Get32(body + q);
+        pen = LoadBe32(body + q);
         q += 4;
         id = static_cast<uint16_t>(id & ~kEnterpriseBit);
       }
@@ -459,9 +451,9 @@ void ExportDecoder::Impl::DecodeV9OptionsTemplateSet(const uint8_t* body, size_t
   size_t q = 0;
   while (n - q >= 6) {  // fewer bytes are padding
     uint64_t rec_offset = offset + q;
-    uint16_t tid = Get16(body + q);
-    size_t scope_len = Get16(body + q + 2);
-    size_t option_len = Get16(body + q + 4);
+    uint16_t tid = LoadBe16(body + q);
+    size_t scope_len = LoadBe16(body + q + 2);
+    size_t option_len = LoadBe16(body + q + 4);
     q += 6;
     if (tid < 256) {
       if (tid == 0 && scope_len == 0 && option_len == 0) break;  // zero padding
@@ -478,8 +470,8 @@ void ExportDecoder::Impl::DecodeV9OptionsTemplateSet(const uint8_t* body, size_t
     Template t;
     t.options = true;
     for (size_t i = 0; i < (scope_len + option_len) / 4; ++i) {
-      uint16_t id = Get16(body + q);
-      uint16_t flen = Get16(body + q + 2);
+      uint16_t id = LoadBe16(body + q);
+      uint16_t flen = LoadBe16(body + q + 2);
       q += 4;
       Act act = i < scope_len / 4 ? Act::kSkip : Classify(0, id, flen);
       t.fields.push_back(Field{act, flen});
@@ -528,7 +520,7 @@ void ExportDecoder::Impl::DecodeDataSet(const MessageContext& ctx, uint16_t tid,
             fits = false;
             break;
           }
-          len = Get16(p);
+          len = LoadBe16(p);
           p += 2;
         }
       }
@@ -538,15 +530,15 @@ void ExportDecoder::Impl::DecodeDataSet(const MessageContext& ctx, uint16_t tid,
       }
       switch (f.act) {
         case Act::kSkip: break;
-        case Act::kSrcV4: r.src = IpAddr::FromV4(Get32(p)); have |= kHaveSrc; break;
-        case Act::kDstV4: r.dst = IpAddr::FromV4(Get32(p)); have |= kHaveDst; break;
+        case Act::kSrcV4: r.src = IpAddr::FromV4(LoadBe32(p)); have |= kHaveSrc; break;
+        case Act::kDstV4: r.dst = IpAddr::FromV4(LoadBe32(p)); have |= kHaveDst; break;
         case Act::kSrcV6: r.src = IpAddr::FromV6(p); have |= kHaveSrc; break;
         case Act::kDstV6: r.dst = IpAddr::FromV6(p); have |= kHaveDst; break;
-        case Act::kStartS: r.start_ns = int64_t{Get32(p)} * kNsPerSecond; have |= kHaveStart; break;
-        case Act::kEndS: r.end_ns = int64_t{Get32(p)} * kNsPerSecond; have |= kHaveEnd; break;
+        case Act::kStartS: r.start_ns = int64_t{LoadBe32(p)} * kNsPerSecond; have |= kHaveStart; break;
+        case Act::kEndS: r.end_ns = int64_t{LoadBe32(p)} * kNsPerSecond; have |= kHaveEnd; break;
         case Act::kStartMs:
         case Act::kEndMs: {
-          uint64_t ms = Get64(p);
+          uint64_t ms = LoadBe64(p);
           if (ms <= static_cast<uint64_t>(INT64_MAX / kNsPerMs)) {
             bool start = f.act == Act::kStartMs;
             (start ? r.start_ns : r.end_ns) = static_cast<int64_t>(ms) * kNsPerMs;
@@ -554,29 +546,29 @@ void ExportDecoder::Impl::DecodeDataSet(const MessageContext& ctx, uint16_t tid,
           }
           break;
         }
-        case Act::kStartNtp: r.start_ns = NtpToUnixNs(Get64(p)); have |= kHaveStart; break;
-        case Act::kEndNtp: r.end_ns = NtpToUnixNs(Get64(p)); have |= kHaveEnd; break;
-        case Act::kStartUptimeMs: uptime_start_ms = static_cast<int64_t>(GetUint(p, len)); break;
-        case Act::kEndUptimeMs: uptime_end_ms = static_cast<int64_t>(GetUint(p, len)); break;
-        case Act::kStartDeltaUs: delta_start_us = static_cast<int64_t>(GetUint(p, len)); break;
-        case Act::kEndDeltaUs: delta_end_us = static_cast<int64_t>(GetUint(p, len)); break;
+        case Act::kStartNtp: r.start_ns = NtpToUnixNs(LoadBe64(p)); have |= kHaveStart; break;
+        case Act::kEndNtp: r.end_ns = NtpToUnixNs(LoadBe64(p)); have |= kHaveEnd; break;
+        case Act::kStartUptimeMs: uptime_start_ms = static_cast<int64_t>(LoadBeUint(p, len)); break;
+        case Act::kEndUptimeMs: uptime_end_ms = static_cast<int64_t>(LoadBeUint(p, len)); break;
+        case Act::kStartDeltaUs: delta_start_us = static_cast<int64_t>(LoadBeUint(p, len)); break;
+        case Act::kEndDeltaUs: delta_end_us = static_cast<int64_t>(LoadBeUint(p, len)); break;
         case Act::kSystemInitMs: {
-          uint64_t ms = Get64(p);
+          uint64_t ms = LoadBe64(p);
           if (ms <= static_cast<uint64_t>(INT64_MAX / kNsPerMs / 2)) init_ms = static_cast<int64_t>(ms);
           break;
         }
-        case Act::kBytes: r.bytes = GetUint(p, len); have |= kHaveBytes; break;
-        case Act::kPackets: r.packets = GetUint(p, len); break;
-        case Act::kSrcPort: r.src_port = static_cast<uint16_t>(GetUint(p, len)); break;
-        case Act::kDstPort: r.dst_port = static_cast<uint16_t>(GetUint(p, len)); break;
+        case Act::kBytes: r.bytes = LoadBeUint(p, len); have |= kHaveBytes; break;
+        case Act::kPackets: r.packets = LoadBeUint(p, len); break;
+        case Act::kSrcPort: r.src_port = static_cast<uint16_t>(LoadBeUint(p, len)); break;
+        case Act::kDstPort: r.dst_port = static_cast<uint16_t>(LoadBeUint(p, len)); break;
         case Act::kProto: r.proto = *p; break;
-        case Act::kSampling: sampling = static_cast<uint32_t>(GetUint(p, len)); break;
-        case Act::kSamplingSize: sampling_size = static_cast<uint32_t>(GetUint(p, len)); break;
+        case Act::kSampling: sampling = static_cast<uint32_t>(LoadBeUint(p, len)); break;
+        case Act::kSamplingSize: sampling_size = static_cast<uint32_t>(LoadBeUint(p, len)); break;
         case Act::kSamplingPopulation:
-          sampling_population = static_cast<uint32_t>(GetUint(p, len));
+          sampling_population = static_cast<uint32_t>(LoadBeUint(p, len));
           break;
-        case Act::kSamplerId: sampler = GetUint(p, len); has_sampler = true; break;
-        case Act::kQp: r.qp = static_cast<uint32_t>(GetUint(p, len)); break;
+        case Act::kSamplerId: sampler = LoadBeUint(p, len); has_sampler = true; break;
+        case Act::kQp: r.qp = static_cast<uint32_t>(LoadBeUint(p, len)); break;
         case Act::kPointName:
           point_name = std::string_view(reinterpret_cast<const char*>(p), len);
           has_point_field = true;
