@@ -382,7 +382,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   const uint64_t total_records = all.size();
   timer.Lap("read", total_records);
-  all.SortByStart();
+  all.SortByStart(args.threads);
   timer.Lap("sort", total_records);
 
   prism::analysis::AnalysisOptions analysis_options;

@@ -47,14 +47,12 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   results.job_of = std::move(jr.job_of);
   timer.Lap("jobs", flows.size());
 
-  std::vector<PairRows> rows = GroupRowsByPair(flows, results.job_of);
-  timer.Lap("group_rows", flows.size());
-  std::vector<PairTransfers> transfers(rows.size());
-  results.pairs.resize(rows.size());
-  ParallelFor(rows.size(), options.threads, [&](size_t i) {
-    transfers[i] = BuildTransfers(flows, rows[i], options.pairs.transfers);
-    std::vector<flow::RowId>().swap(rows[i].rows);  // not needed any more: free as we go
-    results.pairs[i] = ClassifyPair(rows[i], transfers[i], options.pairs);
+  PairsTransfers built = BuildAllTransfers(flows, results.job_of, options.pairs.transfers);
+  std::vector<PairTransfers>& transfers = built.transfers;
+  timer.Lap("transfers", flows.size());
+  results.pairs.resize(built.pairs.size());
+  ParallelFor(built.pairs.size(), options.threads, [&](size_t i) {
+    results.pairs[i] = ClassifyPair(built.pairs[i], transfers[i], options.pairs);
   });
   uint64_t pair_transfers = 0;
   for (const PairTransfers& t : transfers) pair_transfers += t.transfers.size();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <thread>
 #include <utility>
 
 namespace prism::flow {
@@ -44,7 +45,7 @@ int BitWidth(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
 
 }  // namespace
 
-void FlowTable::SortByStart() {
+void FlowTable::SortByStart(int threads) {
   const size_t n = size();
   if (std::is_sorted(start_ns_.begin(), start_ns_.end())) return;
   // Each row becomes one 64-bit key, (start - min start) above the row number, sorted by an LSD
@@ -61,16 +62,22 @@ void FlowTable::SortByStart() {
   if (row_bits + start_bits <= 64) {
     for (size_t r = 0; r < n; ++r)
       order[r] = (static_cast<uint64_t>(start_ns_[r] - lo) << row_bits) | r;
-    constexpr int kDigitBits = 11;
+    // Digits as wide as the start bits allow in as few passes as possible (12 bits: 36 bits of
+    // start — a minute in ns — in 3 passes); the counts of every pass in one read of the keys.
+    const int passes = std::max(1, (start_bits + 11) / 12);
+    const int digit_bits = std::max(1, (start_bits + passes - 1) / passes);
+    const uint64_t digit_mask = (uint64_t{1} << digit_bits) - 1;
     std::vector<uint64_t> scratch(n);
-    std::vector<size_t> count(size_t{1} << kDigitBits);
-    for (int shift = row_bits; shift < row_bits + start_bits; shift += kDigitBits) {
-      std::fill(count.begin(), count.end(), 0);
-      const uint64_t digit_mask = (uint64_t{1} << kDigitBits) - 1;
-      for (uint64_t k : order) ++count[(k >> shift) & digit_mask];
+    std::vector<size_t> count(size_t(passes) << digit_bits);
+    for (uint64_t k : order)
+      for (int p = 0; p < passes; ++p)
+        ++count[(size_t(p) << digit_bits) + ((k >> (row_bits + p * digit_bits)) & digit_mask)];
+    for (int p = 0; p < passes; ++p) {
+      size_t* c = count.data() + (size_t(p) << digit_bits);
       size_t sum = 0;
-      for (size_t& c : count) sum += std::exchange(c, sum);
-      for (uint64_t k : order) scratch[count[(k >> shift) & digit_mask]++] = k;
+      for (size_t d = 0; d <= digit_mask; ++d) sum += std::exchange(c[d], sum);
+      const int shift = row_bits + p * digit_bits;
+      for (uint64_t k : order) scratch[c[(k >> shift) & digit_mask]++] = k;
       order.swap(scratch);
     }
   } else {  // a time span too long to pack with the row: sort the rows by start
@@ -87,10 +94,20 @@ void FlowTable::SortByStart() {
     if (src_[x] != src_[y]) return src_[x] < src_[y];
     return dst_[x] < dst_[y];
   };
+  // The start is in the key (when packed): runs are found without touching the columns, which
+  // would be a cache miss per row.
+  const bool packed = row_mask != ~uint64_t{0};
+  auto start_of = [&](uint64_t key) {
+    return packed ? static_cast<int64_t>(key >> row_bits) : start_ns_[row(key)] - lo;
+  };
   for (size_t i = 0; i < n;) {
-    const int64_t start = start_ns_[row(order[i])];
+    const int64_t start = start_of(order[i]);
     size_t j = i + 1;
-    while (j < n && start_ns_[row(order[j])] == start) ++j;
+    while (j < n && start_of(order[j]) == start) ++j;
+    if (j - i == 1) {
+      i = j;
+      continue;
+    }
     if (j - i > 32) {
       std::stable_sort(order.begin() + static_cast<ptrdiff_t>(i),
                        order.begin() + static_cast<ptrdiff_t>(j), less);
@@ -104,14 +121,28 @@ void FlowTable::SortByStart() {
     }
     i = j;
   }
-  Permute(&start_ns_, order, row_mask);
-  Permute(&end_ns_, order, row_mask);
-  Permute(&src_, order, row_mask);
-  Permute(&dst_, order, row_mask);
-  Permute(&bytes_, order, row_mask);
-  Permute(&qp_, order, row_mask);
-  Permute(&point_, order, row_mask);
-  Permute(&sampling_rate_, order, row_mask);
+  // The gathers miss the cache on nearly every row and the columns are independent: with two
+  // threads each takes half of the bytes (one more column copy in flight meanwhile).
+  auto first_half = [&] {
+    Permute(&start_ns_, order, row_mask);
+    Permute(&end_ns_, order, row_mask);
+  };
+  auto second_half = [&] {
+    Permute(&bytes_, order, row_mask);
+    Permute(&src_, order, row_mask);
+    Permute(&dst_, order, row_mask);
+    Permute(&qp_, order, row_mask);
+    Permute(&point_, order, row_mask);
+    Permute(&sampling_rate_, order, row_mask);
+  };
+  if (threads > 1 && n >= (size_t{1} << 16)) {
+    std::thread helper(second_half);
+    first_half();
+    helper.join();
+  } else {
+    first_half();
+    second_half();
+  }
 }
 
 namespace {

@@ -19,8 +19,9 @@ class FlowTable : public FlowSink {
  public:
   void OnRecord(const FlowRecord& r) override;
   void Reserve(size_t rows);
-  // Sorts every column by (start_ns, end_ns, src, dst); stable for equal keys.
-  void SortByStart();
+  // Sorts every column by (start_ns, end_ns, src, dst); stable for equal keys. `threads` > 1
+  // moves the columns in parallel (same result).
+  void SortByStart(int threads = 1);
   // Rows [lo, hi) as a table of their own, endpoints interned in row order (ids are per table).
   FlowTable CopyRows(size_t lo, size_t hi) const;
   // Keeps only rows [lo, hi), in place, endpoints re-interned in row order: the table

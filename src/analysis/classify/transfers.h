@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/name_table.h"
@@ -30,10 +31,14 @@ struct Transfer {
   bool from_a = true;  // direction: a -> b (a is the pair's lower address)
 };
 
-// The rows of one unordered GPU pair of one job, in time order.
-struct PairRows {
+// An unordered GPU pair of one job; a is the lower address.
+struct GpuPair {
   EndpointId a = 0, b = 0;
   int job = -1;
+};
+
+// The rows of one pair, in time order.
+struct PairRows : GpuPair {
   std::vector<flow::RowId> rows;
 };
 
@@ -47,7 +52,40 @@ struct PairTransfers {
   uint32_t control_records = 0;
 };
 
+// Turns one pair's records, fed in time order, into transfers.
+class TransferBuilder {
+ public:
+  TransferBuilder();
+  ~TransferBuilder();
+  TransferBuilder(TransferBuilder&&) noexcept;
+  TransferBuilder& operator=(TransferBuilder&&) noexcept;
+
+  void Add(const flow::FlowTable& flows, flow::RowId r, bool from_a, const TransferOptions& options);
+  PairTransfers& result() { return out_; }
+
+ private:
+  struct QpLast;
+  struct QpIndex;
+  QpLast* FindQp(int dir, uint32_t qp);
+
+  PairTransfers out_;
+  long open_[2] = {-1, -1};  // the open transfer of each direction, or -1
+  std::vector<QpLast> last_of_qp_[2];
+  size_t hint_[2] = {0, 0};
+  std::unique_ptr<QpIndex> index_;  // only for pairs with very many QPs
+};
+
 PairTransfers BuildTransfers(const flow::FlowTable& flows, const PairRows& pair,
                              const TransferOptions& options);
+
+// Every pair of GroupRowsByPair with its transfers, in one pass over the rows in time order:
+// the columns are read sequentially instead of gathered pair by pair (the gathers missed the
+// cache on every record), and no row lists are kept. Same pairs, same order, same transfers.
+struct PairsTransfers {
+  std::vector<GpuPair> pairs;
+  std::vector<PairTransfers> transfers;  // aligned with pairs
+};
+PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector<int>& job_of,
+                                 const TransferOptions& options);
 
 }  // namespace prism::analysis
