@@ -1,6 +1,7 @@
 #include "analysis/analyze.h"
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 
 #include "analysis/layout/layout_inference.h"
@@ -27,10 +28,13 @@ void ParallelFor(size_t n, int threads, Fn fn) {
     for (size_t i = 0; i < n; ++i) fn(i);
     return;
   }
+  // Indices are handed out one at a time: pairs and jobs differ widely in cost, so a fixed
+  // split would leave one thread idle. Each index writes only its own slot (same result).
+  std::atomic<size_t> next{0};
   std::vector<std::jthread> pool;
   for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (size_t i = t; i < n; i += threads) fn(i);
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < n; i = next++) fn(i);
     });
 }
 
@@ -49,6 +53,7 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
 
   PairsTransfers built = BuildAllTransfers(flows, results.job_of, options.pairs.transfers);
   std::vector<PairTransfers>& transfers = built.transfers;
+  if (options.on_transfers_built) options.on_transfers_built();
   timer.Lap("transfers", flows.size());
   results.pairs.resize(built.pairs.size());
   ParallelFor(built.pairs.size(), options.threads, [&](size_t i) {

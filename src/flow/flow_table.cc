@@ -6,6 +6,8 @@
 #include <thread>
 #include <utility>
 
+#include "core/status.h"
+
 namespace prism::flow {
 
 void FlowTable::OnRecord(const FlowRecord& r) {
@@ -46,6 +48,7 @@ int BitWidth(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
 }  // namespace
 
 void FlowTable::SortByStart(int threads) {
+  PRISM_CHECK(has_transfer_columns());
   const size_t n = size();
   if (std::is_sorted(start_ns_.begin(), start_ns_.end())) return;
   // Each row becomes one 64-bit key, (start - min start) above the row number, sorted by an LSD
@@ -164,6 +167,7 @@ std::vector<EndpointId> RenumberEndpoints(const EndpointTable& from, std::span<c
 }  // namespace
 
 FlowTable FlowTable::CopyRows(size_t lo, size_t hi) const {
+  PRISM_CHECK(has_transfer_columns());
   FlowTable w;
   const std::vector<EndpointId> remap =
       RenumberEndpoints(endpoints_, src_, dst_, lo, hi, &w.endpoints_);
@@ -186,6 +190,7 @@ FlowTable FlowTable::CopyRows(size_t lo, size_t hi) const {
 }
 
 void FlowTable::KeepRows(size_t lo, size_t hi) {
+  PRISM_CHECK(has_transfer_columns());
   EndpointTable kept;
   const std::vector<EndpointId> remap = RenumberEndpoints(endpoints_, src_, dst_, lo, hi, &kept);
   endpoints_ = std::move(kept);
@@ -205,6 +210,11 @@ void FlowTable::KeepRows(size_t lo, size_t hi) {
   for (EndpointId& e : dst_) e = remap[e];
   RecomputeBounds();
   SortByStart();
+}
+
+void FlowTable::ReleaseTransferColumns() {
+  std::vector<uint32_t>().swap(qp_);
+  std::vector<uint32_t>().swap(sampling_rate_);
 }
 
 void FlowTable::RecomputeBounds() {

@@ -28,6 +28,11 @@ class FlowTable : public FlowSink {
   // CopyRows(lo, hi) would return, without a second copy of the columns (the last window).
   void KeepRows(size_t lo, size_t hi);
 
+  // Frees the columns only transfer building reads (qp, sampling_rate): afterwards they are
+  // empty, and CopyRows / KeepRows / SortByStart must not be called.
+  void ReleaseTransferColumns();
+  bool has_transfer_columns() const { return qp_.size() == start_ns_.size(); }
+
   size_t size() const { return start_ns_.size(); }
   bool empty() const { return start_ns_.empty(); }
 

@@ -104,34 +104,36 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
   };
   // The elements a record crosses depend only on (observation point, source leaf, destination
   // leaf): worked out once per combination, in the order of first use (element ids stay the same).
+  // Routes are found through a flat map of the packed (point, source leaf, destination leaf):
+  // this runs once per record, and consecutive records rarely share a route.
   struct Route {
     uint32_t point;
     int ls, ld;
-    bool operator==(const Route&) const = default;
   };
-  struct RouteHash {
-    size_t operator()(const Route& k) const {
-      return std::hash<uint64_t>()((uint64_t(k.point) << 32) ^ (uint64_t(uint32_t(k.ls)) << 16) ^
-                                   uint64_t(uint32_t(k.ld)) * 0x9E3779B97F4A7C15ull);
-    }
-  };
-  std::unordered_map<Route, std::vector<size_t>, RouteHash> routes;
-  Route last_key{};
-  const std::vector<size_t>* last_route = nullptr;
+  analysis::PairKeyMap route_index;
+  std::map<std::tuple<uint32_t, int, int>, uint32_t> odd_routes;  // ids beyond the packed range
+  std::vector<std::vector<size_t>> routes;
   auto route = [&](size_t r) -> const std::vector<size_t>& {
     const Route key{point[r], rc.ctx.leaf[src[r]], rc.ctx.leaf[dst[r]]};
-    if (last_route != nullptr && key == last_key) return *last_route;
-    auto [it, inserted] = routes.try_emplace(key);
-    last_key = key;
-    last_route = &it->second;  // node-based map: stays valid
-    if (!inserted) return it->second;
+    // Packed as 24 bits of point and 20 of each leaf (+1: -1 = no leaf); a window never sees
+    // that many switches, but if it did the tree keeps the answer right.
+    uint32_t i;
+    if (key.point < (1u << 24) && key.ls + 1 < (1 << 20) && key.ld + 1 < (1 << 20)) {
+      i = route_index.FindOrInsert((uint64_t(key.point) << 40) | (uint64_t(key.ls + 1) << 20) |
+                                   uint64_t(key.ld + 1));
+      if (i < routes.size()) return routes[i];
+    } else {
+      auto [it, inserted] = odd_routes.try_emplace({key.point, key.ls, key.ld}, uint32_t(routes.size()));
+      if (!inserted) return routes[it->second];
+    }
+    routes.emplace_back();
     std::set<std::string> switches;
     const std::string obs = key.point == kNoPoint ? "" : rc.points.Name(key.point);
     const std::string leaf_s = key.ls >= 0 ? rc.ctx.leaf_names[key.ls] : "";
     const std::string leaf_d = key.ld >= 0 ? rc.ctx.leaf_names[key.ld] : "";
     for (const std::string* s : {&obs, &leaf_s, &leaf_d})
       if (!s->empty()) switches.insert(*s);
-    std::vector<size_t>& touched = it->second;
+    std::vector<size_t>& touched = routes.back();
     for (const auto& s : switches) touched.push_back(element(s, false, s, ""));
     // Observed at a switch that is neither end's leaf: a spine, crossed on two links.
     if (!obs.empty() && obs != leaf_s && obs != leaf_d) {
@@ -143,13 +145,17 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
   // Rows are sorted by start, so bins close in order: a closed bin's cells keep the median of
   // their relative bandwidths instead of every value (8 bytes per record and element crossed).
   const bool sorted = std::is_sorted(start.begin(), start.end());
+  // The value lists of closed cells are kept for the next bin's cells: no regrowth per bin.
   std::vector<int32_t> open_cells;
+  std::vector<std::vector<double>> spare_lists;
   auto close_cells = [&] {
     for (int32_t i : open_cells) {
       Cell& c = cells[size_t(i)];
       c.flows = c.rel_bw.size();
-      if (c.flows >= kMinFlowsPerCell) c.median = Median(c.rel_bw);
-      std::vector<double>().swap(c.rel_bw);
+      if (c.flows >= kMinFlowsPerCell) c.median = MedianInPlace(c.rel_bw);
+      c.rel_bw.clear();
+      spare_lists.push_back(std::move(c.rel_bw));
+      c.rel_bw = {};
     }
     open_cells.clear();
   };
@@ -167,6 +173,10 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
       if (ci < 0) {
         ci = static_cast<int32_t>(cells.size());
         cells.emplace_back();
+        if (!spare_lists.empty()) {
+          cells.back().rel_bw = std::move(spare_lists.back());
+          spare_lists.pop_back();
+        }
         open_cells.push_back(ci);
       }
       Cell& c = cells[size_t(ci)];
@@ -180,6 +190,7 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     }
   }
   close_cells();
+  std::vector<std::vector<double>>().swap(spare_lists);
   std::vector<int>().swap(cls);
 
   // Per bin and flow kind: which switches and which links are degraded.
