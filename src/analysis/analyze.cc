@@ -1,10 +1,9 @@
 #include "analysis/analyze.h"
 
 #include <algorithm>
-#include <atomic>
-#include <thread>
 
 #include "analysis/layout/layout_inference.h"
+#include "analysis/parallel_for.h"
 #include "analysis/steps/dp_group_steps.h"
 
 namespace prism::analysis {
@@ -18,28 +17,6 @@ const char* PairLabelName(PairLabel label) {
   return "unknown";
 }
 
-namespace {
-
-// Runs fn(i) for i in [0, n) on `threads` threads; each index is independent.
-template <typename Fn>
-void ParallelFor(size_t n, int threads, Fn fn) {
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(n)));
-  if (threads == 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  // Indices are handed out one at a time: pairs and jobs differ widely in cost, so a fixed
-  // split would leave one thread idle. Each index writes only its own slot (same result).
-  std::atomic<size_t> next{0};
-  std::vector<std::jthread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < n; i = next++) fn(i);
-    });
-}
-
-}  // namespace
-
 AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx,
                         int64_t window_end_ns, const AnalysisOptions& options,
                         AnalysisStats* stats) {
@@ -51,7 +28,7 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   results.job_of = std::move(jr.job_of);
   timer.Lap("jobs", flows.size());
 
-  PairsTransfers built = BuildAllTransfers(flows, results.job_of, options.pairs.transfers);
+  PairsTransfers built = BuildAllTransfers(flows, results.job_of, options.pairs.transfers, options.threads);
   std::vector<PairTransfers>& transfers = built.transfers;
   if (options.on_transfers_built) options.on_transfers_built();
   timer.Lap("transfers", flows.size());

@@ -5,6 +5,7 @@
 
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/pair_key_map.h"
+#include "analysis/parallel_for.h"
 
 namespace prism::analysis {
 
@@ -145,12 +146,12 @@ PairTransfers BuildTransfers(const flow::FlowTable& flows, const PairRows& pair,
 }
 
 PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector<int>& job_of,
-                                 const TransferOptions& options) {
+                                 const TransferOptions& options, int threads) {
   const auto src = flows.src(), dst = flows.dst();
   const auto& eps = flows.endpoints();
   PairKeyMap index;
   std::vector<GpuPair> pairs;
-  std::vector<TransferBuilder> builders;
+  std::vector<uint32_t> pair_of_row(flows.size(), PairKeyMap::kNone);
   for (flow::RowId r = 0; r < flows.size(); ++r) {
     const int j = job_of[src[r]];
     if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) continue;
@@ -159,10 +160,40 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
       EndpointId a = src[r], b = dst[r];
       if (eps.Addr(b) < eps.Addr(a)) std::swap(a, b);  // a is the pair's lower address
       pairs.push_back({a, b, j});
-      builders.emplace_back();
     }
-    builders[p].Add(flows, r, src[r] == pairs[p].a, options);
+    pair_of_row[r] = p;
   }
+  std::vector<TransferBuilder> builders(pairs.size());
+  // While every pair's builder fits the cache, one pass over the rows in time order feeds them
+  // (the columns are read sequentially). A 100,000-GPU window has millions of pairs: then random
+  // builder updates miss the cache on every record, so rows are first listed per pair (a
+  // counting sort, 4 bytes per row, row order kept) and each pair's list is fed on its own, the
+  // pairs spread over the threads. Either way each pair sees its rows in time order: the same
+  // transfers.
+  constexpr size_t kCachedPairs = 16384;
+  if (pairs.size() <= kCachedPairs) {
+    for (flow::RowId r = 0; r < flows.size(); ++r) {
+      const uint32_t p = pair_of_row[r];
+      if (p != PairKeyMap::kNone) builders[p].Add(flows, r, src[r] == pairs[p].a, options);
+    }
+  } else {
+    std::vector<size_t> first(pairs.size() + 1, 0);
+    for (uint32_t p : pair_of_row)
+      if (p != PairKeyMap::kNone) ++first[p + 1];
+    for (size_t p = 0; p < pairs.size(); ++p) first[p + 1] += first[p];
+    std::vector<flow::RowId> rows(first.back());
+    {
+      std::vector<size_t> fill(first.begin(), first.end() - 1);
+      for (flow::RowId r = 0; r < flows.size(); ++r)
+        if (pair_of_row[r] != PairKeyMap::kNone) rows[fill[pair_of_row[r]]++] = r;
+    }
+    std::vector<uint32_t>().swap(pair_of_row);
+    ParallelFor(pairs.size(), threads, [&](size_t p) {
+      for (size_t k = first[p]; k < first[p + 1]; ++k)
+        builders[p].Add(flows, rows[k], src[rows[k]] == pairs[p].a, options);
+    });
+  }
+  std::vector<uint32_t>().swap(pair_of_row);
   std::vector<uint32_t> order(pairs.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {

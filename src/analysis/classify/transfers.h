@@ -86,6 +86,6 @@ struct PairsTransfers {
   std::vector<PairTransfers> transfers;  // aligned with pairs
 };
 PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector<int>& job_of,
-                                 const TransferOptions& options);
+                                 const TransferOptions& options, int threads = 1);
 
 }  // namespace prism::analysis

@@ -23,9 +23,8 @@ constexpr double kMinSigmaFraction = 0.05;
 
 // An element is a switch ("spine03") or a link ("leaf-p000-r2|spine05").
 struct Cell {
-  std::vector<double> rel_bw;  // while the cell's bin is open; then only its median is kept
   size_t flows = 0;
-  double median = 0;           // of rel_bw, when flows >= kMinFlowsPerCell
+  double median = 0;           // of the flows' relative bandwidths, when flows >= kMinFlowsPerCell
   std::vector<std::pair<int, size_t>> jobs;  // flows per job (a cell sees one or two jobs)
   double bytes = 0;            // offered load through the element in the bin
   std::vector<uint32_t> slow;  // records below the drop threshold, for explaining links away
@@ -143,22 +142,44 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     return touched;
   };
   // Rows are sorted by start, so bins close in order: a closed bin's cells keep the median of
-  // their relative bandwidths instead of every value (8 bytes per record and element crossed).
+  // their relative bandwidths instead of every value (16 bytes per record and element crossed).
   const bool sorted = std::is_sorted(start.begin(), start.end());
-  // The value lists of closed cells are kept for the next bin's cells: no regrowth per bin.
-  std::vector<int32_t> open_cells;
-  std::vector<std::vector<double>> spare_lists;
-  auto close_cells = [&] {
-    for (int32_t i : open_cells) {
-      Cell& c = cells[size_t(i)];
-      c.flows = c.rel_bw.size();
-      if (c.flows >= kMinFlowsPerCell) c.median = MedianInPlace(c.rel_bw);
-      c.rel_bw.clear();
-      spare_lists.push_back(std::move(c.rel_bw));
-      c.rel_bw = {};
-    }
-    open_cells.clear();
+  // The open bin's values go to one list of (cell, value) in record order, appended without a
+  // cache miss (a list per cell missed on nearly every record at 100,000 GPUs); closing the bin
+  // groups them by cell (a counting sort, record order kept) and takes each cell's median.
+  // Cells are created in the open bin only, so its cells are [first_open, cells.size()).
+  struct CellValue {
+    int32_t cell;
+    double rel;
   };
+  std::vector<CellValue> open_values;
+  std::vector<double> grouped;
+  std::vector<size_t> first_of;
+  size_t first_open = 0;
+  auto close_cells = [&] {
+    const size_t open = cells.size() - first_open;
+    first_of.assign(open + 1, 0);
+    for (const CellValue& v : open_values) ++first_of[size_t(v.cell) - first_open + 1];
+    for (size_t k = 0; k < open; ++k) first_of[k + 1] += first_of[k];
+    grouped.resize(open_values.size());
+    for (const CellValue& v : open_values) grouped[first_of[size_t(v.cell) - first_open]++] = v.rel;
+    // first_of[k] now ends cell k's values (and starts cell k + 1's).
+    size_t begin = 0;
+    for (size_t k = 0; k < open; ++k) {
+      Cell& c = cells[first_open + k];
+      const size_t end = first_of[k];
+      c.flows = end - begin;
+      if (c.flows >= kMinFlowsPerCell)
+        c.median = MedianInPlace(std::span<double>(grouped).subspan(begin, end - begin));
+      begin = end;
+    }
+    open_values.clear();
+    first_open = cells.size();
+  };
+  // While a bin is open its cells are found through open_cell[element * 2 + kind]: one small
+  // dense array, where cell_of's per-element arrays missed the cache at 100,000 GPUs.
+  std::vector<int32_t> open_cell;
+  std::vector<uint32_t> open_slots;
   int64_t open_bin = -1;
   for (size_t r = 0; r < f.size(); ++r) {
     if (cls[r] < 0) continue;
@@ -166,21 +187,33 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     const int64_t bin = (start[r] - t0) / bin_ns;
     if (sorted && bin != open_bin) {
       close_cells();
+      for (uint32_t slot : open_slots) open_cell[slot] = -1;
+      open_slots.clear();
       open_bin = bin;
     }
     for (size_t e : route(r)) {
-      int32_t& ci = cell_of[e][size_t(bin * 2 + cls[r] % 2)];
-      if (ci < 0) {
-        ci = static_cast<int32_t>(cells.size());
-        cells.emplace_back();
-        if (!spare_lists.empty()) {
-          cells.back().rel_bw = std::move(spare_lists.back());
-          spare_lists.pop_back();
+      const int kind = cls[r] % 2;
+      int32_t ci;
+      if (sorted) {
+        if (open_cell.size() < 2 * elements.size()) open_cell.resize(2 * elements.size(), -1);
+        int32_t& oc = open_cell[e * 2 + size_t(kind)];
+        if (oc < 0) {
+          oc = static_cast<int32_t>(cells.size());
+          cells.emplace_back();
+          cell_of[e][size_t(bin * 2 + kind)] = oc;
+          open_slots.push_back(static_cast<uint32_t>(e * 2 + size_t(kind)));
         }
-        open_cells.push_back(ci);
+        ci = oc;
+      } else {
+        int32_t& c = cell_of[e][size_t(bin * 2 + kind)];
+        if (c < 0) {
+          c = static_cast<int32_t>(cells.size());
+          cells.emplace_back();
+        }
+        ci = c;
       }
       Cell& c = cells[size_t(ci)];
-      c.rel_bw.push_back(rel);
+      open_values.push_back({ci, rel});
       c.bytes += double(bytes[r]);
       if (rel < 1 - o.min_bw_drop) c.slow.push_back(static_cast<uint32_t>(r));
       const int job = cls[r] / 2;
@@ -190,7 +223,8 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     }
   }
   close_cells();
-  std::vector<std::vector<double>>().swap(spare_lists);
+  std::vector<CellValue>().swap(open_values);
+  std::vector<double>().swap(grouped);
   std::vector<int>().swap(cls);
 
   // Per bin and flow kind: which switches and which links are degraded.
