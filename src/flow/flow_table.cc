@@ -61,7 +61,6 @@ void FlowTable::SortByStart(int threads) {
   const int start_bits = BitWidth(static_cast<uint64_t>(*hi_it - lo));
   std::vector<uint64_t> order(n);
   uint64_t row_mask = (uint64_t{1} << row_bits) - 1;
-  auto row = [&](uint64_t key) { return static_cast<RowId>(key & row_mask); };
   if (row_bits + start_bits <= 64) {
     for (size_t r = 0; r < n; ++r)
       order[r] = (static_cast<uint64_t>(start_ns_[r] - lo) << row_bits) | r;
@@ -89,41 +88,6 @@ void FlowTable::SortByStart(int threads) {
     std::stable_sort(order.begin(), order.end(),
                      [&](uint64_t a, uint64_t b) { return start_ns_[a] < start_ns_[b]; });
   }
-  // Rows of equal start (the records of one transfer often share it): by (end, src, dst),
-  // stable. Insertion sort for the usual short runs: no allocation, few compares.
-  auto less = [&](uint64_t a, uint64_t b) {
-    const RowId x = row(a), y = row(b);
-    if (end_ns_[x] != end_ns_[y]) return end_ns_[x] < end_ns_[y];
-    if (src_[x] != src_[y]) return src_[x] < src_[y];
-    return dst_[x] < dst_[y];
-  };
-  // The start is in the key (when packed): runs are found without touching the columns, which
-  // would be a cache miss per row.
-  const bool packed = row_mask != ~uint64_t{0};
-  auto start_of = [&](uint64_t key) {
-    return packed ? static_cast<int64_t>(key >> row_bits) : start_ns_[row(key)] - lo;
-  };
-  for (size_t i = 0; i < n;) {
-    const int64_t start = start_of(order[i]);
-    size_t j = i + 1;
-    while (j < n && start_of(order[j]) == start) ++j;
-    if (j - i == 1) {
-      i = j;
-      continue;
-    }
-    if (j - i > 32) {
-      std::stable_sort(order.begin() + static_cast<ptrdiff_t>(i),
-                       order.begin() + static_cast<ptrdiff_t>(j), less);
-    } else {
-      for (size_t k = i + 1; k < j; ++k) {
-        const uint64_t key = order[k];
-        size_t m = k;
-        for (; m > i && less(key, order[m - 1]); --m) order[m] = order[m - 1];
-        order[m] = key;
-      }
-    }
-    i = j;
-  }
   // The gathers miss the cache on nearly every row and the columns are independent: with two
   // threads each takes half of the bytes (one more column copy in flight meanwhile).
   auto first_half = [&] {
@@ -145,6 +109,52 @@ void FlowTable::SortByStart(int threads) {
   } else {
     first_half();
     second_half();
+  }
+  OrderEqualStarts();
+}
+
+void FlowTable::OrderEqualStarts() {
+  // Rows are in (start, row) order. Runs of equal start (the records of one transfer often
+  // share it) are put in (end, src, dst) order, stable — now that a run's columns are adjacent,
+  // where comparing before the move missed the cache on every row.
+  const size_t n = size();
+  auto less = [&](size_t x, size_t y) {
+    if (end_ns_[x] != end_ns_[y]) return end_ns_[x] < end_ns_[y];
+    if (src_[x] != src_[y]) return src_[x] < src_[y];
+    return dst_[x] < dst_[y];
+  };
+  std::vector<uint32_t> local;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && start_ns_[j] == start_ns_[i]) ++j;
+    bool ordered = true;
+    for (size_t k = i + 1; k < j && ordered; ++k) ordered = !less(k, k - 1);
+    if (!ordered) {
+      local.resize(j - i);
+      std::iota(local.begin(), local.end(), uint32_t(i));
+      std::stable_sort(local.begin(), local.end(), less);
+      auto apply = [&](auto* column) {
+        using T = typename std::remove_reference_t<decltype(*column)>::value_type;
+        T tmp[64];
+        std::vector<T> big;
+        T* buf = tmp;
+        if (local.size() > 64) {
+          big.resize(local.size());
+          buf = big.data();
+        }
+        for (size_t k = 0; k < local.size(); ++k) buf[k] = (*column)[local[k]];
+        std::copy(buf, buf + local.size(), column->begin() + static_cast<ptrdiff_t>(i));
+      };
+      apply(&start_ns_);
+      apply(&end_ns_);
+      apply(&src_);
+      apply(&dst_);
+      apply(&bytes_);
+      apply(&qp_);
+      apply(&point_);
+      apply(&sampling_rate_);
+    }
+    i = j;
   }
 }
 

@@ -53,6 +53,7 @@ class FlowTable : public FlowSink {
 
  private:
   void RecomputeBounds();
+  void OrderEqualStarts();
 
   EndpointTable endpoints_;
   std::vector<int64_t> start_ns_, end_ns_;
