@@ -10,8 +10,6 @@
 #include <random>
 #include <vector>
 
-#pragma GCC diagnostic ignored "-Wpsabi"  // V4d by value to the non-inlined helpers below
-
 namespace prism::analysis::vec {
 namespace {
 
