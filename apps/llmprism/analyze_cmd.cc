@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -59,7 +60,7 @@ struct AnalyzeArgs {
   double window_s = 60;
   std::string report;
   double k = 3;
-  int threads = 1;
+  int threads = 0;  // 0 = std::thread::hardware_concurrency()
   bool pp_events = false;
   std::string html;
   std::string trace;
@@ -384,11 +385,13 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   const uint64_t total_records = all.size();
   timer.Lap("read", total_records);
-  all.SortByStart(args.threads);
+  const int threads =
+      args.threads > 0 ? args.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  all.SortByStart(threads);
   timer.Lap("sort", total_records);
 
   prism::analysis::AnalysisOptions analysis_options;
-  analysis_options.threads = args.threads;
+  analysis_options.threads = threads;
   prism::diagnosis::DiagnosisOptions diagnosis_options;
   diagnosis_options.k = args.k;
   prism::diagnosis::BaselineStore baselines;  // carried across windows
@@ -543,9 +546,11 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--k", args->k, "Diagnosis sigma multiplier")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", args->threads, "Analyse independent jobs / pairs in parallel")
+  cmd->add_option("--threads", args->threads,
+                  "Threads for independent pairs, jobs and columns (0 = every core; the result "
+                  "is the same for any count)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--timings", args->timings,
                 "Print per-stage records, CPU and wall seconds, rate and peak RSS to stderr "
                 "(docs/performance.md)");
