@@ -9,46 +9,6 @@
 
 namespace prism::analysis {
 
-std::vector<PairRows> GroupRowsByPair(const flow::FlowTable& flows,
-                                      const std::vector<int>& job_of) {
-  // A counting sort: each row gets its pair's index (hash of the pair key), then each pair's
-  // rows are copied out in row order into a vector of the exact size. 4 bytes per row of
-  // scratch, where sorting (pair key, row) would take 16 and O(n log n).
-  const auto src = flows.src(), dst = flows.dst();
-  const auto& eps = flows.endpoints();
-  PairKeyMap index;
-  std::vector<uint32_t> pair_of_row(flows.size());
-  std::vector<uint32_t> count;
-  for (flow::RowId r = 0; r < flows.size(); ++r) {
-    const int j = job_of[src[r]];
-    if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) {
-      pair_of_row[r] = PairKeyMap::kNone;
-      continue;
-    }
-    const uint32_t p = index.FindOrInsert(PairKey(src[r], dst[r]));
-    if (p == count.size()) count.push_back(0);
-    ++count[p];
-    pair_of_row[r] = p;
-  }
-  std::vector<PairRows> out(index.size());
-  for (size_t p = 0; p < out.size(); ++p) {
-    const uint64_t key = index.keys()[p];
-    EndpointId a = EndpointId(key >> 32), b = EndpointId(key);
-    if (eps.Addr(b) < eps.Addr(a)) std::swap(a, b);  // a is the pair's lower address
-    out[p].a = a;
-    out[p].b = b;
-    out[p].job = job_of[a];
-    out[p].rows.reserve(count[p]);
-  }
-  for (flow::RowId r = 0; r < flows.size(); ++r)
-    if (pair_of_row[r] != PairKeyMap::kNone) out[pair_of_row[r]].rows.push_back(r);
-  std::sort(out.begin(), out.end(), [&](const PairRows& x, const PairRows& y) {
-    if (eps.Addr(x.a) != eps.Addr(y.a)) return eps.Addr(x.a) < eps.Addr(y.a);
-    return eps.Addr(x.b) < eps.Addr(y.b);
-  });
-  return out;
-}
-
 struct TransferBuilder::QpLast {
   uint32_t qp;
   int64_t end_ns;
@@ -137,14 +97,6 @@ void TransferBuilder::Add(const flow::FlowTable& flows, flow::RowId r, bool from
   }
 }
 
-PairTransfers BuildTransfers(const flow::FlowTable& flows, const PairRows& pair,
-                             const TransferOptions& options) {
-  TransferBuilder builder;
-  const auto src = flows.src();
-  for (flow::RowId r : pair.rows) builder.Add(flows, r, src[r] == pair.a, options);
-  return std::move(builder.result());
-}
-
 PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector<int>& job_of,
                                  const TransferOptions& options, int threads) {
   const auto src = flows.src(), dst = flows.dst();
@@ -170,8 +122,7 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
   // counting sort, 4 bytes per row, row order kept) and each pair's list is fed on its own, the
   // pairs spread over the threads. Either way each pair sees its rows in time order: the same
   // transfers.
-  constexpr size_t kCachedPairs = 16384;
-  if (pairs.size() <= kCachedPairs) {
+  if (pairs.size() <= options.single_pass_max_pairs) {
     for (flow::RowId r = 0; r < flows.size(); ++r) {
       const uint32_t p = pair_of_row[r];
       if (p != PairKeyMap::kNone) builders[p].Add(flows, r, src[r] == pairs[p].a, options);

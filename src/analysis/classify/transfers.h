@@ -22,6 +22,9 @@ struct TransferOptions {
   // A record of a QP starting less than this after the QP's previous record ended continues it
   // (an exporter's active timeout split the flow); a new message on the QP starts later than that.
   int64_t continuation_ns = 1'000;
+  // Up to this many pairs, every pair's builder is fed in one pass over the rows (they stay in
+  // the cache); above it, rows are listed per pair first. Same transfers either way.
+  size_t single_pass_max_pairs = 16384;
 };
 
 struct Transfer {
@@ -36,15 +39,6 @@ struct GpuPair {
   EndpointId a = 0, b = 0;
   int job = -1;
 };
-
-// The rows of one pair, in time order.
-struct PairRows : GpuPair {
-  std::vector<flow::RowId> rows;
-};
-
-// Rows of every pair whose two endpoints belong to the same job, grouped by pair; pairs ordered
-// by (a, b) address.
-std::vector<PairRows> GroupRowsByPair(const flow::FlowTable& flows, const std::vector<int>& job_of);
 
 struct PairTransfers {
   std::vector<Transfer> transfers;  // by start
@@ -75,12 +69,8 @@ class TransferBuilder {
   std::unique_ptr<QpIndex> index_;  // only for pairs with very many QPs
 };
 
-PairTransfers BuildTransfers(const flow::FlowTable& flows, const PairRows& pair,
-                             const TransferOptions& options);
-
-// Every pair of GroupRowsByPair with its transfers, in one pass over the rows in time order:
-// the columns are read sequentially instead of gathered pair by pair (the gathers missed the
-// cache on every record), and no row lists are kept. Same pairs, same order, same transfers.
+// Every pair whose two endpoints belong to the same job, ordered by (a, b) address, with its
+// transfers. See BuildAllTransfers in transfers.cc for how the rows reach each pair's builder.
 struct PairsTransfers {
   std::vector<GpuPair> pairs;
   std::vector<PairTransfers> transfers;  // aligned with pairs
