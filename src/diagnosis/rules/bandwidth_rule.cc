@@ -378,3 +378,69 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
 
 }  // namespace prism::diagnosis
 
+
+namespace prism::diagnosis {
+
+std::vector<SwitchDpBandwidth> MeasureSwitchDpBandwidth(const flow::FlowTable& f,
+                                                        const PointTable& points,
+                                                        const analysis::EndpointContext& ctx,
+                                                        const analysis::AnalysisResults& results) {
+  std::vector<SwitchDpBandwidth> out;
+  if (f.empty()) return out;
+  analysis::PairKeyMap pair_index;
+  std::vector<bool> is_dp;
+  for (const auto& p : results.pairs) {
+    const uint32_t i = pair_index.FindOrInsert(analysis::PairKey(p.a, p.b));
+    if (i == is_dp.size()) is_dp.push_back(false);
+    is_dp[i] = p.label == analysis::PairLabel::kDp;
+  }
+  const auto src = f.src(), dst = f.dst();
+  const auto start = f.start_ns(), end = f.end_ns();
+  const auto bytes = f.bytes();
+  const auto point = f.point();
+  // Pass 1: the DP data records and their bandwidth; the median per job.
+  std::vector<std::pair<size_t, double>> dp;  // (row, bytes per second)
+  std::vector<std::vector<double>> job_bw(results.jobs.size());
+  for (size_t r = 0; r < f.size(); ++r) {
+    if (bytes[r] <= kControlMaxBytes) continue;
+    const int job = results.job_of[src[r]];
+    if (job < 0 || job != results.job_of[dst[r]]) continue;
+    const uint32_t pi = pair_index.Find(analysis::PairKey(src[r], dst[r]));
+    if (pi == analysis::PairKeyMap::kNone || !is_dp[pi]) continue;
+    const double bw =
+        double(bytes[r]) * 1e9 / double(std::max<int64_t>(1000, end[r] - start[r]));
+    dp.push_back({r, bw});
+    job_bw[size_t(job)].push_back(bw);
+  }
+  std::vector<double> job_median(job_bw.size(), 0);
+  for (size_t j = 0; j < job_bw.size(); ++j)
+    if (!job_bw[j].empty()) job_median[j] = Median(std::move(job_bw[j]));
+  // Pass 2: per switch crossed.
+  struct Acc {
+    std::vector<double> bw, rel;
+  };
+  std::map<std::string, Acc> acc;
+  for (const auto& [r, bw] : dp) {
+    const double rel = bw / job_median[size_t(results.job_of[src[r]])];
+    std::set<std::string> crossed;
+    if (point[r] != kNoPoint) crossed.insert(points.Name(point[r]));
+    for (int leaf : {ctx.leaf[src[r]], ctx.leaf[dst[r]]})
+      if (leaf >= 0) crossed.insert(ctx.leaf_names[size_t(leaf)]);
+    for (const std::string& sw : crossed) {
+      Acc& a = acc[sw];
+      a.bw.push_back(bw);
+      a.rel.push_back(rel);
+    }
+  }
+  for (auto& [name, a] : acc) {
+    SwitchDpBandwidth s;
+    s.name = name;
+    s.records = a.bw.size();
+    s.median_bytes_per_s = Median(std::move(a.bw));
+    s.relative = Median(std::move(a.rel));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace prism::diagnosis
