@@ -9,6 +9,10 @@
 # offered loads beyond one sender; each sends RATE). REPEAT > 1 resends the encoded datagrams,
 # shifted later each time (`replay --repeat`), for long runs without encoding or memory cost.
 # serve's RSS (VmRSS) is sampled every second into WORKDIR/rss-RATE.txt and printed.
+# SERVE_CPU_PERCENT=N runs serve in a cgroup limited to N% of one CPU (cgroup v1 cpu or v2
+# cpu.max; root): on a 2-core machine one sender cannot offer 10x what a whole core of serve
+# takes loss-free, but it can offer 10x what a tenth of a core takes — the same question, is
+# memory bounded when input outruns analysis, at a rate this machine can produce.
 set -euo pipefail
 bin=$1 work=$2 rates=$3 loops=${4:-40} senders=${5:-1} per_dgram=${6:-20} repeat=${7:-1}
 py=/usr/bin/python3
@@ -20,6 +24,16 @@ for rate in $rates; do
   "$bin" serve --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 --topology "$work/tiny/topology.csv" \
     --ready-file "$work/ready.json" --idle-flush 2 2>"$work/serve.log" &
   spid=$!
+  if [ -n "${SERVE_CPU_PERCENT:-}" ]; then
+    if [ -d /sys/fs/cgroup/cpu ]; then
+      cg=/sys/fs/cgroup/cpu/llmprism-ingest-bench; mkdir -p "$cg"
+      echo 100000 >"$cg/cpu.cfs_period_us"; echo $((SERVE_CPU_PERCENT * 1000)) >"$cg/cpu.cfs_quota_us"
+    else
+      cg=/sys/fs/cgroup/llmprism-ingest-bench; mkdir -p "$cg"
+      echo "$((SERVE_CPU_PERCENT * 1000)) 100000" >"$cg/cpu.max"
+    fi
+    echo "$spid" >"$cg/cgroup.procs"
+  fi
   for _ in $(seq 100); do [ -f "$work/ready.json" ] && break; sleep 0.1; done
   http=$($py -c "import json;print(json.load(open('$work/ready.json'))['http'])")
   udp=$($py -c "import json;print(json.load(open('$work/ready.json'))['udp'][0])")
