@@ -1,5 +1,5 @@
 // Pair classification and job recognition on synthetic ring jobs (bench_data.h), in records per
-// second: the per-record passes (DistinctPairs, GroupRowsByPair, BuildTransfers) and the
+// second: the per-record passes (DistinctPairs, BuildAllTransfers) and the
 // per-pair work (BOCD step segmentation, size counting) of analysis/analyze.cc.
 #include <benchmark/benchmark.h>
 
@@ -46,13 +46,12 @@ void BM_ClassifyPairs(benchmark::State& state) {
   const analysis::PairClassifierOptions options;
   size_t dp = 0, transfers = 0;
   for (auto _ : state) {
-    const auto rows = analysis::GroupRowsByPair(t, jr.job_of);
+    const auto built = analysis::BuildAllTransfers(t, jr.job_of, options.transfers);
     dp = transfers = 0;
-    for (const auto& pr : rows) {
-      const auto pt = analysis::BuildTransfers(t, pr, options.transfers);
-      const analysis::Pair p = analysis::ClassifyPair(pr, pt, options);
+    for (size_t i = 0; i < built.pairs.size(); ++i) {
+      const analysis::Pair p = analysis::ClassifyPair(built.pairs[i], built.transfers[i], options);
       dp += p.label == analysis::PairLabel::kDp;
-      transfers += pt.transfers.size();
+      transfers += built.transfers[i].transfers.size();
     }
   }
   state.counters["dp_pairs"] = double(dp);

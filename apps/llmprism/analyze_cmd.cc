@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -59,7 +60,7 @@ struct AnalyzeArgs {
   double window_s = 60;
   std::string report;
   double k = 3;
-  int threads = 1;
+  int threads = 0;  // 0 = std::thread::hardware_concurrency()
   bool pp_events = false;
   std::string html;
   std::string trace;
@@ -300,6 +301,7 @@ void PrintTimings(const std::vector<prism::analysis::StageTime>& laps, uint64_t 
     it->cpu_s += l.cpu_s;
     it->wall_s += l.wall_s;
     it->peak_rss_bytes = std::max(it->peak_rss_bytes, l.peak_rss_bytes);
+    it->rss_bytes = l.rss_bytes;
   }
   prism::analysis::StageTime total{"total", records};
   for (const auto& s : stages) {
@@ -308,13 +310,14 @@ void PrintTimings(const std::vector<prism::analysis::StageTime>& laps, uint64_t 
     total.peak_rss_bytes = std::max(total.peak_rss_bytes, s.peak_rss_bytes);
   }
   stages.push_back(total);
-  fmt::print(stderr, "timings: {:<18} {:>12} {:>9} {:>9} {:>12} {:>12} {:>9}\n", "stage", "items",
-             "cpu_s", "wall_s", "items/cpu_s", "peak_rss_mb", "B/record");
+  fmt::print(stderr, "timings: {:<18} {:>12} {:>9} {:>9} {:>12} {:>12} {:>9} {:>8}\n", "stage", "items",
+             "cpu_s", "wall_s", "items/cpu_s", "peak_rss_mb", "B/record", "rss_mb");
   for (const auto& s : stages) {
-    fmt::print(stderr, "timings: {:<18} {:>12} {:>9.3f} {:>9.3f} {:>12.0f} {:>12.1f} {:>9.1f}\n", s.name,
+    fmt::print(stderr, "timings: {:<18} {:>12} {:>9.3f} {:>9.3f} {:>12.0f} {:>12.1f} {:>9.1f} {:>8.1f}\n", s.name,
                s.items, s.cpu_s, s.wall_s, s.cpu_s > 0 ? double(s.items) / s.cpu_s : 0.0,
                double(s.peak_rss_bytes) / 1e6,
-               records > 0 ? double(s.peak_rss_bytes) / double(records) : 0.0);
+               records > 0 ? double(s.peak_rss_bytes) / double(records) : 0.0,
+               double(s.rss_bytes) / 1e6);
   }
 }
 
@@ -382,11 +385,13 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   const uint64_t total_records = all.size();
   timer.Lap("read", total_records);
-  all.SortByStart();
+  const int threads =
+      args.threads > 0 ? args.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  all.SortByStart(threads);
   timer.Lap("sort", total_records);
 
   prism::analysis::AnalysisOptions analysis_options;
-  analysis_options.threads = args.threads;
+  analysis_options.threads = threads;
   prism::diagnosis::DiagnosisOptions diagnosis_options;
   diagnosis_options.k = args.k;
   prism::diagnosis::BaselineStore baselines;  // carried across windows
@@ -421,8 +426,11 @@ int RunAnalyze(const AnalyzeArgs& args) {
     timer.Lap("window", window_records);
     prism::analysis::AnalysisStats analysis_stats;
     analysis_stats.timings = args.timings;
+    prism::flow::FlowTable& window_owned = wi + 1 < cuts.size() ? copy : all;
+    analysis_options.on_transfers_built = [&window_owned] { window_owned.ReleaseTransferColumns(); };
     prism::analysis::AnalysisResults results =
         prism::analysis::Analyze(window, ctx, cut.end_ns, analysis_options, &analysis_stats);
+    analysis_options.on_transfers_built = nullptr;
     timer.Lap("analyze", window_records);  // re-laps below: the sum of the analysis stages
     if (args.timings) {
       laps.pop_back();
@@ -538,9 +546,11 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--k", args->k, "Diagnosis sigma multiplier")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", args->threads, "Analyse independent jobs / pairs in parallel")
+  cmd->add_option("--threads", args->threads,
+                  "Threads for independent pairs, jobs and columns (0 = every core; the result "
+                  "is the same for any count)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--timings", args->timings,
                 "Print per-stage records, CPU and wall seconds, rate and peak RSS to stderr "
                 "(docs/performance.md)");

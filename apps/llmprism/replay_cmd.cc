@@ -40,6 +40,7 @@ struct ReplayArgs {
   std::vector<std::string> cidrs;
   int loops = 1;
   bool preload = false;  // encode every datagram first, then send (measures the receiver, not us)
+  int repeat = 1;         // with preload: send the encoded datagrams this many times, shifted later
 };
 
 struct Prefix {
@@ -90,11 +91,28 @@ class UdpSender : public prism::FlowSink {
     SendOne(out.str(), pending_.size());
     pending_.clear();
   }
-  // Sends what --preload encoded, paced like the rest; restarts the clock first.
-  void SendPreloaded() {
+  // Sends what --preload encoded, paced like the rest; restarts the clock first. With --repeat,
+  // sends it again and again, each time moved later by the whole span of what was encoded (whole
+  // seconds, patched into the encoded records), so the receiver sees new traffic at a rate no
+  // encoder could sustain. False (message in *error) if a datagram cannot be patched.
+  bool SendPreloaded(std::string* error) {
     start_ = std::chrono::steady_clock::now();
-    for (auto& [msg, n] : preloaded_) SendOne(msg, n);
+    const uint32_t shift_s = static_cast<uint32_t>((shift_ns_ + 999'999'999) / 1'000'000'000) + 1;
+    for (int rep = 0; rep < args_.repeat; ++rep) {
+      for (auto& [msg, n] : preloaded_) {
+        if (rep > 0) {
+          auto shifted = prism::io::ShiftWrittenMessageTimes(
+              std::span<uint8_t>(reinterpret_cast<uint8_t*>(msg.data()), msg.size()), shift_s);
+          if (!shifted) {
+            *error = shifted.error().message;
+            return false;
+          }
+        }
+        SendOne(msg, n);
+      }
+    }
     preloaded_.clear();
+    return true;
   }
 
  private:
@@ -195,7 +213,17 @@ int RunReplay(const ReplayArgs& args) {
     }
     sender.NextLoop();
   }
-  if (args.preload) sender.SendPreloaded();
+  if (args.repeat > 1 && !args.preload) {
+    close(fd);
+    return fail("--repeat needs --preload (it resends the encoded datagrams)");
+  }
+  if (args.preload) {
+    std::string error;
+    if (!sender.SendPreloaded(&error)) {
+      close(fd);
+      return fail(fmt::format("--repeat: {}", error));
+    }
+  }
   close(fd);
   const double secs = sender.seconds();
   fmt::print("replay: {} records in {} datagrams in {:.2f} s ({:.0f} records/s), {} send errors\n",
@@ -219,6 +247,10 @@ void RegisterReplayCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--cidr", args->cidrs,
                   "Keep only records whose source and destination are in one of these prefixes");
   cmd->add_option("--loop", args->loops, "Send the file this many times, shifted in time")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--repeat", args->repeat,
+                  "With --preload: send the encoded datagrams this many times, each time shifted "
+                  "later by their whole time span (offered load beyond what encoding allows)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_flag("--preload", args->preload,
                 "Encode every datagram before sending any (to measure the receiver, not the encoder)");

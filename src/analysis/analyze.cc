@@ -1,9 +1,9 @@
 #include "analysis/analyze.h"
 
 #include <algorithm>
-#include <thread>
 
 #include "analysis/layout/layout_inference.h"
+#include "analysis/parallel_for.h"
 #include "analysis/steps/dp_group_steps.h"
 
 namespace prism::analysis {
@@ -17,25 +17,6 @@ const char* PairLabelName(PairLabel label) {
   return "unknown";
 }
 
-namespace {
-
-// Runs fn(i) for i in [0, n) on `threads` threads; each index is independent.
-template <typename Fn>
-void ParallelFor(size_t n, int threads, Fn fn) {
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(n)));
-  if (threads == 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::vector<std::jthread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      for (size_t i = t; i < n; i += threads) fn(i);
-    });
-}
-
-}  // namespace
-
 AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx,
                         int64_t window_end_ns, const AnalysisOptions& options,
                         AnalysisStats* stats) {
@@ -47,14 +28,13 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   results.job_of = std::move(jr.job_of);
   timer.Lap("jobs", flows.size());
 
-  std::vector<PairRows> rows = GroupRowsByPair(flows, results.job_of);
-  timer.Lap("group_rows", flows.size());
-  std::vector<PairTransfers> transfers(rows.size());
-  results.pairs.resize(rows.size());
-  ParallelFor(rows.size(), options.threads, [&](size_t i) {
-    transfers[i] = BuildTransfers(flows, rows[i], options.pairs.transfers);
-    std::vector<flow::RowId>().swap(rows[i].rows);  // not needed any more: free as we go
-    results.pairs[i] = ClassifyPair(rows[i], transfers[i], options.pairs);
+  PairsTransfers built = BuildAllTransfers(flows, results.job_of, options.pairs.transfers, options.threads);
+  std::vector<PairTransfers>& transfers = built.transfers;
+  if (options.on_transfers_built) options.on_transfers_built();
+  timer.Lap("transfers", flows.size());
+  results.pairs.resize(built.pairs.size());
+  ParallelFor(built.pairs.size(), options.threads, [&](size_t i) {
+    results.pairs[i] = ClassifyPair(built.pairs[i], transfers[i], options.pairs);
   });
   uint64_t pair_transfers = 0;
   for (const PairTransfers& t : transfers) pair_transfers += t.transfers.size();

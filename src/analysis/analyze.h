@@ -3,6 +3,8 @@
 // A pure function of the window's records and the topology; batch and service share it.
 #pragma once
 
+#include <functional>
+
 #include "analysis/analysis_results.h"
 #include "analysis/classify/pair_classifier.h"
 #include "analysis/endpoint_context.h"
@@ -18,6 +20,10 @@ struct AnalysisOptions {
   PairClassifierOptions pairs;
   TimelineOptions timelines;
   int threads = 1;  // independent pairs and jobs in parallel
+  // Called once every pair's transfers are built, when no later stage reads the QP and sampling
+  // columns: the owner of the table may release them (FlowTable::ReleaseTransferColumns), 8 bytes
+  // per record less at the peak of the analysis.
+  std::function<void()> on_transfers_built;
 };
 
 struct AnalysisStats {

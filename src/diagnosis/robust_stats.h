@@ -4,11 +4,13 @@
 #pragma once
 
 #include <algorithm>
+#include <span>
 #include <vector>
 
 namespace prism::diagnosis {
 
-inline double Median(std::vector<double> v) {
+// The median of `v`, reordering it (no copy).
+inline double MedianInPlace(std::span<double> v) {
   if (v.empty()) return 0;
   const size_t mid = v.size() / 2;
   std::nth_element(v.begin(), v.begin() + mid, v.end());
@@ -16,6 +18,8 @@ inline double Median(std::vector<double> v) {
   const double upper = v[mid];
   return (*std::max_element(v.begin(), v.begin() + mid) + upper) / 2;
 }
+
+inline double Median(std::vector<double> v) { return MedianInPlace(v); }
 
 // 1.4826 * median absolute deviation: sigma of a normal sample, robust to outliers.
 inline double RobustSigma(const std::vector<double>& v, double centre) {

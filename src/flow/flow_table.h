@@ -19,13 +19,19 @@ class FlowTable : public FlowSink {
  public:
   void OnRecord(const FlowRecord& r) override;
   void Reserve(size_t rows);
-  // Sorts every column by (start_ns, end_ns, src, dst); stable for equal keys.
-  void SortByStart();
+  // Sorts every column by (start_ns, end_ns, src, dst); stable for equal keys. `threads` > 1
+  // moves the columns in parallel (same result).
+  void SortByStart(int threads = 1);
   // Rows [lo, hi) as a table of their own, endpoints interned in row order (ids are per table).
   FlowTable CopyRows(size_t lo, size_t hi) const;
   // Keeps only rows [lo, hi), in place, endpoints re-interned in row order: the table
   // CopyRows(lo, hi) would return, without a second copy of the columns (the last window).
   void KeepRows(size_t lo, size_t hi);
+
+  // Frees the columns only transfer building reads (qp, sampling_rate): afterwards they are
+  // empty, and CopyRows / KeepRows / SortByStart must not be called.
+  void ReleaseTransferColumns();
+  bool has_transfer_columns() const { return qp_.size() == start_ns_.size(); }
 
   size_t size() const { return start_ns_.size(); }
   bool empty() const { return start_ns_.empty(); }
@@ -47,6 +53,7 @@ class FlowTable : public FlowSink {
 
  private:
   void RecomputeBounds();
+  void OrderEqualStarts();
 
   EndpointTable endpoints_;
   std::vector<int64_t> start_ns_, end_ns_;

@@ -206,6 +206,53 @@ int64_t NtpToUnixNs(uint64_t ntp) {
   return (s - kNtpUnixOffsetS) * kNsPerSecond + ns;
 }
 
+StatusOr<size_t> ShiftWrittenMessageTimes(std::span<uint8_t> m, uint32_t seconds) {
+  auto bad = [&](size_t at, const char* what) -> StatusOr<size_t> {
+    return MakeError(ErrorCode::kInvalidArgument, "byte {} of a {}-byte message: {}", at,
+                     m.size(), what);
+  };
+  if (m.size() < kMessageHeaderBytes || LoadBe16(m.data()) != kIpfixVersion ||
+      LoadBe16(m.data() + 2) != m.size()) {
+    return bad(0, "not one IPFIX message");
+  }
+  size_t records = 0;
+  for (size_t pos = kMessageHeaderBytes; pos < m.size();) {
+    if (pos + 4 > m.size()) return bad(pos, "truncated set header");
+    const uint16_t id = LoadBe16(m.data() + pos);
+    const size_t len = LoadBe16(m.data() + pos + 2);
+    if (len < 4 || pos + len > m.size()) return bad(pos, "bad set length");
+    if (id == kIpfixTemplateV4 || id == kIpfixTemplateV6) {
+      const size_t addr_bytes = id == kIpfixTemplateV4 ? 8 : 32;
+      for (size_t r = pos + 4; r < pos + len;) {
+        // Addresses, then start and end (NTP: seconds in the high 32 bits), then the fixed
+        // fields, then the observation point (variable length, RFC 7011 §7).
+        const size_t var = r + addr_bytes + kCommonFixedBytes;
+        if (var >= pos + len) return bad(r, "truncated record");
+        size_t var_len = m[var], var_head = 1;
+        if (var_len == 255) {
+          if (var + 3 > pos + len) return bad(var, "truncated length");
+          var_len = LoadBe16(m.data() + var + 1);
+          var_head = 3;
+        }
+        for (size_t t : {r + addr_bytes, r + addr_bytes + 8}) {
+          const uint32_t s = LoadBe32(m.data() + t) + seconds;
+          m[t] = uint8_t(s >> 24);
+          m[t + 1] = uint8_t(s >> 16);
+          m[t + 2] = uint8_t(s >> 8);
+          m[t + 3] = uint8_t(s);
+        }
+        ++records;
+        r = var + var_head + var_len;
+        if (r > pos + len) return bad(var, "variable-length field past its set");
+      }
+    } else if (id != kTemplateSetId) {
+      return bad(pos, "a set this writer does not write");
+    }
+    pos += len;
+  }
+  return records;
+}
+
 // --- writer --------------------------------------------------------------------------------------
 
 IpfixFileWriter::IpfixFileWriter(std::ostream* out, const PointTable* points,

@@ -57,6 +57,12 @@ inline constexpr uint16_t kIpfixTemplateV6 = 257;
 uint64_t UnixNsToNtp(int64_t unix_ns);
 int64_t NtpToUnixNs(uint64_t ntp);
 
+// Moves every record of one message written by IpfixFileWriter later by `seconds` (its start and
+// end, in place): a sender can resend the same encoded messages as new traffic without encoding
+// them again. Whole seconds are one add to the NTP seconds field (exact). Returns the records
+// shifted, or an error for a message this writer did not produce (bad lengths, other sets).
+StatusOr<size_t> ShiftWrittenMessageTimes(std::span<uint8_t> message, uint32_t seconds);
+
 class IpfixFileWriter : public FlowSink {
  public:
   IpfixFileWriter(std::ostream* out, const PointTable* points, uint32_t observation_domain = 1);

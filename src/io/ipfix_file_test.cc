@@ -497,3 +497,52 @@ TEST(IpfixFile, HostileSetsAndTemplatesAreCountedWithoutHanging) {
 
 }  // namespace
 }  // namespace prism::io
+
+namespace prism::io {
+namespace {
+
+// `replay --repeat` resends encoded messages moved later: every record's start and end move by
+// exactly the shift, nothing else changes (IPv4 and IPv6 records, short and long point names).
+TEST(ShiftWrittenMessageTimes, MovesEveryRecordByWholeSeconds) {
+  PointTable points;
+  std::vector<FlowRecord> in;
+  for (int i = 0; i < 6; ++i) {
+    FlowRecord r;
+    r.start_ns = 1'700'000'000'123'456'789 + i * 1'000'003;
+    r.end_ns = r.start_ns + 777'777;
+    r.src = *IpAddr::Parse(i % 2 ? "10.0.0.1" : "fd00::1");
+    r.dst = *IpAddr::Parse(i % 2 ? "10.0.0.2" : "fd00::2");
+    r.bytes = 1000 + i;
+    r.qp = 7;
+    r.point = points.Intern(i % 3 ? "spine00" : std::string(300, 'x'));
+    in.push_back(r);
+  }
+  std::ostringstream out;
+  {
+    IpfixFileWriter w(&out, &points);
+    for (const FlowRecord& r : in) w.OnRecord(r);
+    ASSERT_TRUE(w.Finish().has_value());
+  }
+  std::string msg = out.str();
+  auto shifted = ShiftWrittenMessageTimes(
+      std::span<uint8_t>(reinterpret_cast<uint8_t*>(msg.data()), msg.size()), 32);
+  ASSERT_TRUE(shifted.has_value()) << shifted.error().message;
+  EXPECT_EQ(*shifted, in.size());
+  Collector got;
+  PointTable read_points;
+  ASSERT_TRUE(ReadIpfixBuffer(Bytes(msg), "shifted", &got, &read_points, nullptr).has_value());
+  ASSERT_EQ(got.records.size(), in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ(got.records[i].start_ns, in[i].start_ns + 32'000'000'000);
+    EXPECT_EQ(got.records[i].end_ns, in[i].end_ns + 32'000'000'000);
+    EXPECT_EQ(got.records[i].bytes, in[i].bytes);
+    EXPECT_EQ(got.records[i].src, in[i].src);
+  }
+  std::string bad = msg.substr(0, msg.size() - 1);
+  EXPECT_FALSE(ShiftWrittenMessageTimes(
+                   std::span<uint8_t>(reinterpret_cast<uint8_t*>(bad.data()), bad.size()), 1)
+                   .has_value());
+}
+
+}  // namespace
+}  // namespace prism::io

@@ -271,6 +271,27 @@ std::string RenderMetrics(const ApiContext& ctx) {
   for (const auto& [sw, v] : snap->switch_bandwidth_relative) {
     o += fmt::format("llmprism_switch_dp_bandwidth_relative{{switch=\"{}\"}} {}\n", Escape(sw), v);
   }
+  head("llmprism_switch_dp_bandwidth_ratio", "gauge",
+       "Every switch that carried data-parallel traffic in the latest window: median over its DP "
+       "data records of their bandwidth relative to their job's median DP record (1 = typical, "
+       "0.25 = a quarter of it).");
+  for (const auto& s : snap->switch_dp_bandwidth) {
+    o += fmt::format("llmprism_switch_dp_bandwidth_ratio{{switch=\"{}\"}} {:.4f}\n",
+                     Escape(s.name), s.relative);
+  }
+  head("llmprism_switch_dp_bandwidth_bytes_per_second", "gauge",
+       "Every switch that carried data-parallel traffic in the latest window: median over its DP "
+       "data records of bytes / duration (a per-transfer rate, not the switch's throughput).");
+  for (const auto& s : snap->switch_dp_bandwidth) {
+    o += fmt::format("llmprism_switch_dp_bandwidth_bytes_per_second{{switch=\"{}\"}} {:.0f}\n",
+                     Escape(s.name), s.median_bytes_per_s);
+  }
+  head("llmprism_switch_dp_records", "gauge",
+       "DP data records each switch's bandwidth gauges are taken over (latest window).");
+  for (const auto& s : snap->switch_dp_bandwidth) {
+    o += fmt::format("llmprism_switch_dp_records{{switch=\"{}\"}} {}\n", Escape(s.name),
+                     s.records);
+  }
   return o;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/ip_addr.h"
+#include "diagnosis/rules/bandwidth_rule.h"
 #include "output/report.h"
 
 namespace prism::service {
@@ -61,6 +62,8 @@ struct Snapshot {
   std::vector<StoredFinding> findings;   // by id (oldest first), the most recent kMaxFindings
   std::map<IpAddr, GpuHistory> gpus;
   std::map<std::string, double> switch_bandwidth_relative;  // latest window, from findings
+  // Every switch that carried DP data in the latest window (diagnosis::MeasureSwitchDpBandwidth).
+  std::vector<diagnosis::SwitchDpBandwidth> switch_dp_bandwidth;
   std::map<std::pair<std::string, std::string>, uint64_t> finding_raises;  // (kind, severity)
   std::shared_ptr<const std::string> dashboard_json;  // BuildHtmlReportData of the latest window
 };

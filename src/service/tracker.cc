@@ -194,6 +194,7 @@ void Tracker::AnalyzeWindow(const Window& window, const PointTable& points,
       analysis::Analyze(table, ctx, window.end_ns, options_.analysis, &astats);
   std::vector<diagnosis::Finding> findings =
       diagnosis::Diagnose(table, points, ctx, results, options_.diagnosis, &baselines_);
+  switch_dp_bw_ = diagnosis::MeasureSwitchDpBandwidth(table, points, ctx, results);
 
   output::ReportBuilder builder(static_cast<double>(options_.window_ns) / 1e9);
   output::WindowInput in;
@@ -355,6 +356,7 @@ std::shared_ptr<const Snapshot> Tracker::BuildSnapshot() const {
   for (const auto& [id, f] : findings_) s->findings.push_back(f);
   s->gpus = gpus_;
   s->switch_bandwidth_relative = switch_bw_;
+  s->switch_dp_bandwidth = switch_dp_bw_;
   s->finding_raises = finding_raises_;
   s->dashboard_json = dashboard_json_;
   return s;

@@ -74,6 +74,7 @@ class Tracker {
   int64_t next_finding_id_ = 1;
   std::map<IpAddr, GpuHistory> gpus_;
   std::map<std::string, double> switch_bw_;
+  std::vector<diagnosis::SwitchDpBandwidth> switch_dp_bw_;
   std::map<std::pair<std::string, std::string>, uint64_t> finding_raises_;
   std::shared_ptr<const std::string> dashboard_json_;
   uint64_t version_ = 0;

@@ -46,6 +46,38 @@ SimConfig PcapTiny() {
   return c;
 }
 
+// For exporters whose flow cache expires idle flows after whole seconds (softflowd, pmacct nfprobe;
+// tests/service/serve_softflowd.sh): 64 GPUs, one 4x2x8 job with one micro-batch whose forward op
+// takes 0.8 s (backward 1.6 s), so each QP carries one message per phase and then sits idle for
+// >= 2.4 s: with a 1 s idle timeout every message (DP: every step's all-reduce) becomes its own
+// flow record. Steps take ~5.1 s. A straggler GPU (stage 1, replica 1, TP rank 3: 1.5x compute)
+// from 18 s on stretches the steps to ~6.3 s. Small tensors (1 MiB) keep a real-time replay
+// light (~190k packets, 0.8 GB on the wire in 38 s).
+SimConfig SlowSteps() {
+  SimConfig c;
+  c.name = "slow-steps";
+  c.fabric.hosts = 8;
+  c.fabric.hosts_per_pod = 4;
+  c.fabric.spines = 2;
+  c.duration_s = 38;
+  c.warmup_s = 2;
+  JobConfig j = Job(0, 4, 2, 8, 1, 800);
+  j.grad_mib = 1;
+  j.activation_mib = 1;
+  j.optimizer_ms = 300;
+  j.channels = 1;
+  c.jobs.push_back(j);
+  FaultConfig straggler;
+  straggler.kind = FaultKind::kStraggler;
+  straggler.job = 0;
+  straggler.rank = 1 * 32 + 1 * 8 + 3;  // rank order tp-dp-pp: stage 1, replica 1, TP rank 3
+  straggler.factor = 1.5;
+  straggler.start_s = 18;
+  straggler.end_s = 38;
+  c.faults.push_back(straggler);
+  return c;
+}
+
 // The paper's evaluation platform: 2,880 GPUs, five jobs of up to 1,024 GPUs, different layouts.
 SimConfig Paper() {
   SimConfig c;
@@ -191,6 +223,9 @@ std::vector<ScenarioInfo> ListScenarios() {
   return {
       {"tiny", "64 GPUs, one 4x2x8 job (DP x PP x TP), 8 micro-batches, 30 s"},
       {"pcap-tiny", "32 GPUs, one 2x2x8 job with small tensors, 3 s: for --emit pcap"},
+      {"slow-steps", "64 GPUs, one 4x2x8 job with ~5 s steps (each QP idle for seconds between "
+                     "messages) and a straggler GPU from 18 s, 38 s: for exporters with idle "
+                     "timeouts of seconds (softflowd)"},
       {"paper", "2,880 GPUs, five jobs of 256-1,024 GPUs with different layouts and schedules, 60 s"},
       {"faults", "paper + a straggler GPU, a degraded spine and a congested leaf-spine link"},
       {"zero", "paper with ZeRO-style DP: uniform buckets overlapped with backward, param all-gather"},
@@ -209,6 +244,7 @@ StatusOr<SimConfig> MakeScenario(const std::string& name, uint64_t seed) {
   SimConfig c;
   if (name == "tiny") c = Tiny();
   else if (name == "pcap-tiny") c = PcapTiny();
+  else if (name == "slow-steps") c = SlowSteps();
   else if (name == "paper") c = Paper();
   else if (name == "faults") c = Faults();
   else if (name == "zero") c = Zero();

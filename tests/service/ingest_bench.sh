@@ -4,11 +4,17 @@
 # datagram, encoded before sending) and we count what reached the windows:
 #   loss = 1 - accepted / sent      (socket drops, collector queue drops, record queue drops)
 # and the serve process's peak RSS (VmHWM). Not a CTest (takes minutes); figures: docs/api.md.
-#   ingest_bench.sh LLMPRISM WORKDIR "RATE..." [LOOPS] [SENDERS]
+#   ingest_bench.sh LLMPRISM WORKDIR "RATE..." [LOOPS] [SENDERS] [RECORDS_PER_DATAGRAM] [REPEAT]
 # RATE 0 = as fast as one sender goes; SENDERS > 1 runs that many replayers at once (for
-# offered loads beyond one sender; each sends RATE).
+# offered loads beyond one sender; each sends RATE). REPEAT > 1 resends the encoded datagrams,
+# shifted later each time (`replay --repeat`), for long runs without encoding or memory cost.
+# serve's RSS (VmRSS) is sampled every second into WORKDIR/rss-RATE.txt and printed.
+# SERVE_CPU_PERCENT=N runs serve in a cgroup limited to N% of one CPU (cgroup v1 cpu or v2
+# cpu.max; root): on a 2-core machine one sender cannot offer 10x what a whole core of serve
+# takes loss-free, but it can offer 10x what a tenth of a core takes — the same question, is
+# memory bounded when input outruns analysis, at a rate this machine can produce.
 set -euo pipefail
-bin=$1 work=$2 rates=$3 loops=${4:-40} senders=${5:-1}
+bin=$1 work=$2 rates=$3 loops=${4:-40} senders=${5:-1} per_dgram=${6:-20} repeat=${7:-1}
 py=/usr/bin/python3
 mkdir -p "$work"
 [ -f "$work/tiny/flows.ipfix" ] || "$bin" simulate --scenario tiny --seed 1 --out "$work/tiny" >/dev/null
@@ -18,14 +24,28 @@ for rate in $rates; do
   "$bin" serve --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 --topology "$work/tiny/topology.csv" \
     --ready-file "$work/ready.json" --idle-flush 2 2>"$work/serve.log" &
   spid=$!
+  if [ -n "${SERVE_CPU_PERCENT:-}" ]; then
+    if [ -d /sys/fs/cgroup/cpu ]; then
+      cg=/sys/fs/cgroup/cpu/llmprism-ingest-bench; mkdir -p "$cg"
+      echo 100000 >"$cg/cpu.cfs_period_us"; echo $((SERVE_CPU_PERCENT * 1000)) >"$cg/cpu.cfs_quota_us"
+    else
+      cg=/sys/fs/cgroup/llmprism-ingest-bench; mkdir -p "$cg"
+      echo "$((SERVE_CPU_PERCENT * 1000)) 100000" >"$cg/cpu.max"
+    fi
+    echo "$spid" >"$cg/cgroup.procs"
+  fi
   for _ in $(seq 100); do [ -f "$work/ready.json" ] && break; sleep 0.1; done
   http=$($py -c "import json;print(json.load(open('$work/ready.json'))['http'])")
   udp=$($py -c "import json;print(json.load(open('$work/ready.json'))['udp'][0])")
   t0=$(date +%s.%N)
+  ( while kill -0 "$spid" 2>/dev/null; do
+      echo "$(date +%s.%N) $(awk '/VmRSS/ {print int($2/1024)}' /proc/$spid/status 2>/dev/null)"
+      sleep 1
+    done >"$work/rss-$rate.txt" ) &
   rpids=()
   for s in $(seq "$senders"); do
     "$bin" replay "$work/tiny/flows.ipfix" --to "127.0.0.1:$udp" --rate "$rate" --loop "$loops" \
-      --preload >"$work/replay-$s.log" &
+      --preload --records-per-datagram "$per_dgram" --repeat "$repeat" >"$work/replay-$s.log" &
     rpids+=($!)
   done
   for p in "${rpids[@]}"; do wait "$p" || true; done
@@ -52,4 +72,5 @@ loss = 1 - accepted / sent if sent else 0
 offered = sent / secs if secs else 0
 print(f"{offered:<12.0f} {sys.argv[5]:<8} {sent:<10} {accepted:<10} {loss*100:<9.3f}% {s['socket_drops']:<10} {s['datagrams_dropped']:<10} {s['dropped']['queue_full']:<10} {sys.argv[6]}")
 PY
+  echo "  serve RSS MB, one sample a second: $(awk -v t0="$t0" '$2 != "" {printf "%d@%.0fs ", $2, $1 - t0}' "$work/rss-$rate.txt")"
 done

@@ -6,7 +6,9 @@
 #     straggler_gpu finding naming the injected GPU, first reported within two windows of the
 #     fault's start;
 #  2. a real Prometheus (scrape_interval 1s, bearer token) scrapes /metrics; its query API must
-#     return llmprism_job_step_seconds for the job and llmprism_findings_total for the straggler;
+#     return llmprism_job_step_seconds for the job and llmprism_findings_total for the straggler,
+#     and llmprism_switch_dp_bandwidth_ratio for every switch of the job, lowest for the degraded
+#     spine03;
 #  3. restart: SIGTERM (clean flush), start again on the same database: every finding served
 #     before is served after, identically; then kill -9 and start again: the same holds.
 # Usage: serve_e2e.sh LLMPRISM WORKDIR        (exit 77 = prometheus missing: skipped)
@@ -120,6 +122,21 @@ for _ in $(seq 40); do
 done
 [ $ok = 1 ] && echo "ok   Prometheus: llmprism_job_step_seconds = ${a#* } s, straggler findings = $b" \
   || { echo "FAIL Prometheus query: step='$a' findings='$b'"; cat "$run/prometheus.log" | tail -5; exit 1; }
+# Per-switch DP bandwidth gauges: every switch that carried the job's DP traffic (8 spines and the
+# 32 leaves of pods 12-15), and over the run the degraded spine03 (bandwidth / 4 from 20 s to 50 s)
+# had the lowest ratio of the spines, below 0.5.
+n_sw=$(prom_query 'count(llmprism_switch_dp_bandwidth_ratio)' | $py -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)')
+[ "$n_sw" = 40 ] && echo "ok   llmprism_switch_dp_bandwidth_ratio for all 40 switches of the job" \
+  || { echo "FAIL llmprism_switch_dp_bandwidth_ratio for $n_sw switches, expected 40"; exit 1; }
+prom_query 'min by (switch) (min_over_time(llmprism_switch_dp_bandwidth_ratio{switch=~"spine.*"}[10m]))' \
+  | $py -c '
+import json, sys
+r = {x["metric"]["switch"]: float(x["value"][1]) for x in json.load(sys.stdin)["data"]["result"]}
+low = min(r, key=r.get) if r else None
+ok = len(r) == 8 and low == "spine03" and r["spine03"] < 0.5
+print(("ok   " if ok else "FAIL ") + "lowest DP bandwidth ratio over the run: " +
+      ", ".join(f"{k} {v:.2f}" for k, v in sorted(r.items())))
+sys.exit(0 if ok else 1)'
 up=$(prom_query 'up{job="llmprism"}' | $py -c 'import json,sys; print(json.load(sys.stdin)["data"]["result"][0]["value"][1])')
 [ "$up" = 1 ] && echo "ok   Prometheus scrape up == 1 (bearer token)" || { echo "FAIL up=$up"; exit 1; }
 

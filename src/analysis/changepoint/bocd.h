@@ -42,7 +42,7 @@ class BocdDetector {
   // lengths kept (index i = run length as given by run_lengths()[i], ascending, starting at 0).
   // Valid until the next call to Step() or Reset().
   std::span<const double> Step(double x);
-  std::span<const double> posterior() const { return posterior_; }
+  std::span<const double> posterior() const { return {posterior_.data(), runs_.size()}; }
   std::span<const size_t> run_lengths() const { return runs_.run_lengths(); }
   void Reset();
   size_t t() const { return t_; }  // observations consumed since construction / Reset()
@@ -53,11 +53,13 @@ class BocdDetector {
 
   BocdOptions opts_;
   ConstantHazard hazard_;
+  double floor_;  // smallest mass kept
   NormalGammaRuns runs_;
-  std::vector<double> posterior_;  // aligned with runs_
+  // Aligned with runs_ (runs_.size() entries), padded like runs_ with zeros.
+  std::vector<double> posterior_;
+  std::vector<double> next_;  // the next posterior, swapped in by Step
   size_t t_ = 0;
   // Scratch, reused every step (no allocation per step in steady state).
-  std::vector<double> log_pdf_;
   std::vector<uint32_t> keep_;
   std::vector<double> select_;
 };

@@ -4,8 +4,8 @@
 // a Student-t. NormalGammaRuns keeps the sufficient statistics of every kept run length as flat
 // arrays (structure of arrays) and updates them in place, one observation at a time.
 //
-// Cost per run length and observation: one log() plus a few multiply-adds. The Student-t log pdf
-// is evaluated in its "marginal likelihood ratio" form
+// Cost per run length and observation: a quarter of a four-lane log (vec_math.h) plus a few
+// multiply-adds. The Student-t log pdf is evaluated in its "marginal likelihood ratio" form
 //   log p(x | run) = c(r) + alpha_r * log(beta_r) - (alpha_r + 1/2) * log(beta'_r)
 // where beta'_r is the posterior beta after x (needed anyway for the update, and its log is kept for
 // the next step), and c(r) = lgamma(alpha_r + 1/2) - lgamma(alpha_r) + log(kappa_r/(kappa_r+1))/2
@@ -41,24 +41,39 @@ double StudentTLogPdf(double x, double nu, double loc, double scale);
 // Sufficient statistics of the Normal-Gamma posterior for a set of run lengths, ascending, the
 // first being 0 (the prior). kappa and alpha follow from the run length (kappa0 + r, alpha0 + r/2),
 // so only mu, beta and log(beta) are stored.
+//
+// The arrays are padded to whole blocks of kLanes (plus one block for the shift), so the growth
+// step runs four runs at a time (vec_math.h): log(beta') is a four-lane log with the same bits on
+// every x86-64 (docs/stats.md, "Cost and pruning").
 class NormalGammaRuns {
  public:
+  static constexpr size_t kLanes = 4;
+  // Smallest multiple of kLanes >= n.
+  static constexpr size_t RoundUp(size_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
+
   explicit NormalGammaRuns(const NormalGammaPrior& prior);
 
   // Back to a single run of length 0 holding the prior.
   void Reset();
 
-  // One BOCD growth step. For every kept run i (length r_i) writes log p(x | run i) to
-  // log_pdf[i + 1], updates run i's statistics with x and moves it to index i + 1 with length
-  // r_i + 1; then inserts a fresh prior run of length 0 at index 0 (log_pdf[0] is left untouched).
-  // log_pdf must hold size() + 1 values. Returns the largest log density written.
-  double ObserveAndGrow(double x, std::span<double> log_pdf);
+  // One BOCD growth step. For every kept run i (length r_i) computes log p(x | run i), kept as
+  // log_pdf()[i + 1], updates run i's statistics with x and moves it to index i + 1 with length
+  // r_i + 1; then inserts a fresh prior run of length 0 at index 0. Returns the largest log
+  // density.
+  double ObserveAndGrow(double x);
+
+  // The log densities of the last ObserveAndGrow, aligned with the runs (index 0, the new prior
+  // run, is unspecified).
+  std::span<const double> log_pdf() const { return {log_pdf_.data(), n_}; }
+  // The same array, readable up to index RoundUp(size() - 1) (-inf past size()): the blocks of
+  // kLanes the detector weighs.
+  const double* padded_log_pdf() const { return log_pdf_.data(); }
 
   // Keeps only the runs at the given indices (strictly ascending), in order.
   void Keep(std::span<const uint32_t> indices);
 
-  size_t size() const { return run_length_.size(); }
-  std::span<const size_t> run_lengths() const { return run_length_; }
+  size_t size() const { return n_; }
+  std::span<const size_t> run_lengths() const { return {run_length_.data(), n_}; }
   double mu(size_t i) const { return mu_[i]; }
   double beta(size_t i) const { return beta_[i]; }
   double kappa(size_t i) const { return prior_.kappa0 + static_cast<double>(run_length_[i]); }
@@ -73,11 +88,14 @@ class NormalGammaRuns {
 
   NormalGammaPrior prior_;
   double log_beta0_;
+  size_t n_ = 0;  // runs kept; the arrays below are longer (padding)
   // Structure of arrays, one entry per kept run, ascending run length.
   std::vector<size_t> run_length_;
   std::vector<double> mu_;
   std::vector<double> beta_;
   std::vector<double> log_beta_;
+  std::vector<double> log_pdf_;
+  std::vector<double> constant_;  // scratch: c(r) per run for the growth step
   // Per run length r: lgamma(alpha_r + 1/2) - lgamma(alpha_r), and c(r). Grown lazily.
   std::vector<double> gamma_ratio_;
   std::vector<double> log_pdf_constant_;

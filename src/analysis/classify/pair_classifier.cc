@@ -21,12 +21,12 @@ size_t CountDistinctSizes(std::vector<uint64_t> sizes, double tolerance) {
   return distinct;
 }
 
-Pair ClassifyPair(const PairRows& rows, const PairTransfers& pt,
+Pair ClassifyPair(const GpuPair& gpus, const PairTransfers& pt,
                   const PairClassifierOptions& options) {
   Pair pair;
-  pair.a = rows.a;
-  pair.b = rows.b;
-  pair.job = rows.job;
+  pair.a = gpus.a;
+  pair.b = gpus.b;
+  pair.job = gpus.job;
   PairEvidence& ev = pair.evidence;
   ev.records = pt.data_records;
   ev.control_records = pt.control_records;

@@ -31,7 +31,7 @@ struct PairClassifierOptions {
 // Distinct values among `sizes` when values within `tolerance` (relative) are the same.
 size_t CountDistinctSizes(std::vector<uint64_t> sizes, double tolerance);
 
-Pair ClassifyPair(const PairRows& rows, const PairTransfers& transfers,
+Pair ClassifyPair(const GpuPair& pair, const PairTransfers& transfers,
                   const PairClassifierOptions& options);
 
 // Applies the structural refinements above; returns how many labels changed.

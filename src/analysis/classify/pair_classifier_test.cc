@@ -17,11 +17,10 @@ struct Case {
   Pair Classify() {
     table.SortByStart();
     std::vector<int> job_of(table.endpoints().size(), 0);
-    auto rows = GroupRowsByPair(table, job_of);
-    EXPECT_EQ(rows.size(), 1u);
     PairClassifierOptions o;
-    auto pt = BuildTransfers(table, rows[0], o.transfers);
-    return ClassifyPair(rows[0], pt, o);
+    PairsTransfers built = BuildAllTransfers(table, job_of, o.transfers);
+    EXPECT_EQ(built.pairs.size(), 1u);
+    return ClassifyPair(built.pairs[0], built.transfers[0], o);
   }
 };
 

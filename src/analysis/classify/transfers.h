@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/name_table.h"
@@ -21,6 +22,9 @@ struct TransferOptions {
   // A record of a QP starting less than this after the QP's previous record ended continues it
   // (an exporter's active timeout split the flow); a new message on the QP starts later than that.
   int64_t continuation_ns = 1'000;
+  // Up to this many pairs, every pair's builder is fed in one pass over the rows (they stay in
+  // the cache); above it, rows are listed per pair first. Same transfers either way.
+  size_t single_pass_max_pairs = 16384;
 };
 
 struct Transfer {
@@ -30,16 +34,11 @@ struct Transfer {
   bool from_a = true;  // direction: a -> b (a is the pair's lower address)
 };
 
-// The rows of one unordered GPU pair of one job, in time order.
-struct PairRows {
+// An unordered GPU pair of one job; a is the lower address.
+struct GpuPair {
   EndpointId a = 0, b = 0;
   int job = -1;
-  std::vector<flow::RowId> rows;
 };
-
-// Rows of every pair whose two endpoints belong to the same job, grouped by pair; pairs ordered
-// by (a, b) address.
-std::vector<PairRows> GroupRowsByPair(const flow::FlowTable& flows, const std::vector<int>& job_of);
 
 struct PairTransfers {
   std::vector<Transfer> transfers;  // by start
@@ -47,7 +46,36 @@ struct PairTransfers {
   uint32_t control_records = 0;
 };
 
-PairTransfers BuildTransfers(const flow::FlowTable& flows, const PairRows& pair,
-                             const TransferOptions& options);
+// Turns one pair's records, fed in time order, into transfers.
+class TransferBuilder {
+ public:
+  TransferBuilder();
+  ~TransferBuilder();
+  TransferBuilder(TransferBuilder&&) noexcept;
+  TransferBuilder& operator=(TransferBuilder&&) noexcept;
+
+  void Add(const flow::FlowTable& flows, flow::RowId r, bool from_a, const TransferOptions& options);
+  PairTransfers& result() { return out_; }
+
+ private:
+  struct QpLast;
+  struct QpIndex;
+  QpLast* FindQp(int dir, uint32_t qp);
+
+  PairTransfers out_;
+  long open_[2] = {-1, -1};  // the open transfer of each direction, or -1
+  std::vector<QpLast> last_of_qp_[2];
+  size_t hint_[2] = {0, 0};
+  std::unique_ptr<QpIndex> index_;  // only for pairs with very many QPs
+};
+
+// Every pair whose two endpoints belong to the same job, ordered by (a, b) address, with its
+// transfers. See BuildAllTransfers in transfers.cc for how the rows reach each pair's builder.
+struct PairsTransfers {
+  std::vector<GpuPair> pairs;
+  std::vector<PairTransfers> transfers;  // aligned with pairs
+};
+PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector<int>& job_of,
+                                 const TransferOptions& options, int threads = 1);
 
 }  // namespace prism::analysis

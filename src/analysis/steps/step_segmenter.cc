@@ -6,12 +6,15 @@
 namespace prism::analysis {
 namespace {
 
-double Median(std::vector<double> v) {
+// Reorders v.
+double MedianInPlace(std::vector<double>& v) {
   if (v.empty()) return 0;
   auto mid = v.begin() + v.size() / 2;
   std::nth_element(v.begin(), mid, v.end());
   return *mid;
 }
+
+double Median(std::vector<double> v) { return MedianInPlace(v); }
 
 // Prior for log intervals (ns): centred on the series' median with a weak mean (kappa0), and a
 // noise scale from the spread around the median, floored: many intervals of a burst are equal
@@ -53,6 +56,7 @@ std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<co
     LaggedChangeRule rule(bocd.lag, bocd.threshold);
     const size_t w = static_cast<size_t>(bocd.lag);
     size_t seg_begin = 0;  // first xs index fed since the last reset
+    std::vector<double> before;  // scratch: the intervals of the burst before a detection
     for (size_t k = 0; k < xs.size(); ++k) {
       detector.Step(xs[k]);
       auto start = rule.Observe(detector);
@@ -65,8 +69,8 @@ std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<co
       size_t best = lo;
       for (size_t i = lo; i <= hi; ++i)
         if (xs[i] > xs[best]) best = i;
-      std::vector<double> before(xs.begin() + seg_begin, xs.begin() + best);
-      double typical = before.empty() ? -INFINITY : Median(before);
+      before.assign(xs.begin() + seg_begin, xs.begin() + best);
+      double typical = before.empty() ? -INFINITY : MedianInPlace(before);
       if (before.empty() || xs[best] - typical < std::log(options.min_cut_ratio)) continue;
       cuts.push_back(best + 1);
       // Restart on the points after the cut; re-feed those already consumed.

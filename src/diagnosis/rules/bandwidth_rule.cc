@@ -23,9 +23,8 @@ constexpr double kMinSigmaFraction = 0.05;
 
 // An element is a switch ("spine03") or a link ("leaf-p000-r2|spine05").
 struct Cell {
-  std::vector<double> rel_bw;  // while the cell's bin is open; then only its median is kept
   size_t flows = 0;
-  double median = 0;           // of rel_bw, when flows >= kMinFlowsPerCell
+  double median = 0;           // of the flows' relative bandwidths, when flows >= kMinFlowsPerCell
   std::vector<std::pair<int, size_t>> jobs;  // flows per job (a cell sees one or two jobs)
   double bytes = 0;            // offered load through the element in the bin
   std::vector<uint32_t> slow;  // records below the drop threshold, for explaining links away
@@ -104,34 +103,36 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
   };
   // The elements a record crosses depend only on (observation point, source leaf, destination
   // leaf): worked out once per combination, in the order of first use (element ids stay the same).
+  // Routes are found through a flat map of the packed (point, source leaf, destination leaf):
+  // this runs once per record, and consecutive records rarely share a route.
   struct Route {
     uint32_t point;
     int ls, ld;
-    bool operator==(const Route&) const = default;
   };
-  struct RouteHash {
-    size_t operator()(const Route& k) const {
-      return std::hash<uint64_t>()((uint64_t(k.point) << 32) ^ (uint64_t(uint32_t(k.ls)) << 16) ^
-                                   uint64_t(uint32_t(k.ld)) * 0x9E3779B97F4A7C15ull);
-    }
-  };
-  std::unordered_map<Route, std::vector<size_t>, RouteHash> routes;
-  Route last_key{};
-  const std::vector<size_t>* last_route = nullptr;
+  analysis::PairKeyMap route_index;
+  std::map<std::tuple<uint32_t, int, int>, uint32_t> odd_routes;  // ids beyond the packed range
+  std::vector<std::vector<size_t>> routes;
   auto route = [&](size_t r) -> const std::vector<size_t>& {
     const Route key{point[r], rc.ctx.leaf[src[r]], rc.ctx.leaf[dst[r]]};
-    if (last_route != nullptr && key == last_key) return *last_route;
-    auto [it, inserted] = routes.try_emplace(key);
-    last_key = key;
-    last_route = &it->second;  // node-based map: stays valid
-    if (!inserted) return it->second;
+    // Packed as 24 bits of point and 20 of each leaf (+1: -1 = no leaf); a window never sees
+    // that many switches, but if it did the tree keeps the answer right.
+    uint32_t i;
+    if (key.point < (1u << 24) && key.ls + 1 < (1 << 20) && key.ld + 1 < (1 << 20)) {
+      i = route_index.FindOrInsert((uint64_t(key.point) << 40) | (uint64_t(key.ls + 1) << 20) |
+                                   uint64_t(key.ld + 1));
+      if (i < routes.size()) return routes[i];
+    } else {
+      auto [it, inserted] = odd_routes.try_emplace({key.point, key.ls, key.ld}, uint32_t(routes.size()));
+      if (!inserted) return routes[it->second];
+    }
+    routes.emplace_back();
     std::set<std::string> switches;
     const std::string obs = key.point == kNoPoint ? "" : rc.points.Name(key.point);
     const std::string leaf_s = key.ls >= 0 ? rc.ctx.leaf_names[key.ls] : "";
     const std::string leaf_d = key.ld >= 0 ? rc.ctx.leaf_names[key.ld] : "";
     for (const std::string* s : {&obs, &leaf_s, &leaf_d})
       if (!s->empty()) switches.insert(*s);
-    std::vector<size_t>& touched = it->second;
+    std::vector<size_t>& touched = routes.back();
     for (const auto& s : switches) touched.push_back(element(s, false, s, ""));
     // Observed at a switch that is neither end's leaf: a spine, crossed on two links.
     if (!obs.empty() && obs != leaf_s && obs != leaf_d) {
@@ -141,18 +142,44 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     return touched;
   };
   // Rows are sorted by start, so bins close in order: a closed bin's cells keep the median of
-  // their relative bandwidths instead of every value (8 bytes per record and element crossed).
+  // their relative bandwidths instead of every value (16 bytes per record and element crossed).
   const bool sorted = std::is_sorted(start.begin(), start.end());
-  std::vector<int32_t> open_cells;
-  auto close_cells = [&] {
-    for (int32_t i : open_cells) {
-      Cell& c = cells[size_t(i)];
-      c.flows = c.rel_bw.size();
-      if (c.flows >= kMinFlowsPerCell) c.median = Median(c.rel_bw);
-      std::vector<double>().swap(c.rel_bw);
-    }
-    open_cells.clear();
+  // The open bin's values go to one list of (cell, value) in record order, appended without a
+  // cache miss (a list per cell missed on nearly every record at 100,000 GPUs); closing the bin
+  // groups them by cell (a counting sort, record order kept) and takes each cell's median.
+  // Cells are created in the open bin only, so its cells are [first_open, cells.size()).
+  struct CellValue {
+    int32_t cell;
+    double rel;
   };
+  std::vector<CellValue> open_values;
+  std::vector<double> grouped;
+  std::vector<size_t> first_of;
+  size_t first_open = 0;
+  auto close_cells = [&] {
+    const size_t open = cells.size() - first_open;
+    first_of.assign(open + 1, 0);
+    for (const CellValue& v : open_values) ++first_of[size_t(v.cell) - first_open + 1];
+    for (size_t k = 0; k < open; ++k) first_of[k + 1] += first_of[k];
+    grouped.resize(open_values.size());
+    for (const CellValue& v : open_values) grouped[first_of[size_t(v.cell) - first_open]++] = v.rel;
+    // first_of[k] now ends cell k's values (and starts cell k + 1's).
+    size_t begin = 0;
+    for (size_t k = 0; k < open; ++k) {
+      Cell& c = cells[first_open + k];
+      const size_t end = first_of[k];
+      c.flows = end - begin;
+      if (c.flows >= kMinFlowsPerCell)
+        c.median = MedianInPlace(std::span<double>(grouped).subspan(begin, end - begin));
+      begin = end;
+    }
+    open_values.clear();
+    first_open = cells.size();
+  };
+  // While a bin is open its cells are found through open_cell[element * 2 + kind]: one small
+  // dense array, where cell_of's per-element arrays missed the cache at 100,000 GPUs.
+  std::vector<int32_t> open_cell;
+  std::vector<uint32_t> open_slots;
   int64_t open_bin = -1;
   for (size_t r = 0; r < f.size(); ++r) {
     if (cls[r] < 0) continue;
@@ -160,17 +187,33 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     const int64_t bin = (start[r] - t0) / bin_ns;
     if (sorted && bin != open_bin) {
       close_cells();
+      for (uint32_t slot : open_slots) open_cell[slot] = -1;
+      open_slots.clear();
       open_bin = bin;
     }
     for (size_t e : route(r)) {
-      int32_t& ci = cell_of[e][size_t(bin * 2 + cls[r] % 2)];
-      if (ci < 0) {
-        ci = static_cast<int32_t>(cells.size());
-        cells.emplace_back();
-        open_cells.push_back(ci);
+      const int kind = cls[r] % 2;
+      int32_t ci;
+      if (sorted) {
+        if (open_cell.size() < 2 * elements.size()) open_cell.resize(2 * elements.size(), -1);
+        int32_t& oc = open_cell[e * 2 + size_t(kind)];
+        if (oc < 0) {
+          oc = static_cast<int32_t>(cells.size());
+          cells.emplace_back();
+          cell_of[e][size_t(bin * 2 + kind)] = oc;
+          open_slots.push_back(static_cast<uint32_t>(e * 2 + size_t(kind)));
+        }
+        ci = oc;
+      } else {
+        int32_t& c = cell_of[e][size_t(bin * 2 + kind)];
+        if (c < 0) {
+          c = static_cast<int32_t>(cells.size());
+          cells.emplace_back();
+        }
+        ci = c;
       }
       Cell& c = cells[size_t(ci)];
-      c.rel_bw.push_back(rel);
+      open_values.push_back({ci, rel});
       c.bytes += double(bytes[r]);
       if (rel < 1 - o.min_bw_drop) c.slow.push_back(static_cast<uint32_t>(r));
       const int job = cls[r] / 2;
@@ -180,6 +223,8 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
     }
   }
   close_cells();
+  std::vector<CellValue>().swap(open_values);
+  std::vector<double>().swap(grouped);
   std::vector<int>().swap(cls);
 
   // Per bin and flow kind: which switches and which links are degraded.
@@ -333,3 +378,69 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
 
 }  // namespace prism::diagnosis
 
+
+namespace prism::diagnosis {
+
+std::vector<SwitchDpBandwidth> MeasureSwitchDpBandwidth(const flow::FlowTable& f,
+                                                        const PointTable& points,
+                                                        const analysis::EndpointContext& ctx,
+                                                        const analysis::AnalysisResults& results) {
+  std::vector<SwitchDpBandwidth> out;
+  if (f.empty()) return out;
+  analysis::PairKeyMap pair_index;
+  std::vector<bool> is_dp;
+  for (const auto& p : results.pairs) {
+    const uint32_t i = pair_index.FindOrInsert(analysis::PairKey(p.a, p.b));
+    if (i == is_dp.size()) is_dp.push_back(false);
+    is_dp[i] = p.label == analysis::PairLabel::kDp;
+  }
+  const auto src = f.src(), dst = f.dst();
+  const auto start = f.start_ns(), end = f.end_ns();
+  const auto bytes = f.bytes();
+  const auto point = f.point();
+  // Pass 1: the DP data records and their bandwidth; the median per job.
+  std::vector<std::pair<size_t, double>> dp;  // (row, bytes per second)
+  std::vector<std::vector<double>> job_bw(results.jobs.size());
+  for (size_t r = 0; r < f.size(); ++r) {
+    if (bytes[r] <= kControlMaxBytes) continue;
+    const int job = results.job_of[src[r]];
+    if (job < 0 || job != results.job_of[dst[r]]) continue;
+    const uint32_t pi = pair_index.Find(analysis::PairKey(src[r], dst[r]));
+    if (pi == analysis::PairKeyMap::kNone || !is_dp[pi]) continue;
+    const double bw =
+        double(bytes[r]) * 1e9 / double(std::max<int64_t>(1000, end[r] - start[r]));
+    dp.push_back({r, bw});
+    job_bw[size_t(job)].push_back(bw);
+  }
+  std::vector<double> job_median(job_bw.size(), 0);
+  for (size_t j = 0; j < job_bw.size(); ++j)
+    if (!job_bw[j].empty()) job_median[j] = Median(std::move(job_bw[j]));
+  // Pass 2: per switch crossed.
+  struct Acc {
+    std::vector<double> bw, rel;
+  };
+  std::map<std::string, Acc> acc;
+  for (const auto& [r, bw] : dp) {
+    const double rel = bw / job_median[size_t(results.job_of[src[r]])];
+    std::set<std::string> crossed;
+    if (point[r] != kNoPoint) crossed.insert(points.Name(point[r]));
+    for (int leaf : {ctx.leaf[src[r]], ctx.leaf[dst[r]]})
+      if (leaf >= 0) crossed.insert(ctx.leaf_names[size_t(leaf)]);
+    for (const std::string& sw : crossed) {
+      Acc& a = acc[sw];
+      a.bw.push_back(bw);
+      a.rel.push_back(rel);
+    }
+  }
+  for (auto& [name, a] : acc) {
+    SwitchDpBandwidth s;
+    s.name = name;
+    s.records = a.bw.size();
+    s.median_bytes_per_s = Median(std::move(a.bw));
+    s.relative = Median(std::move(a.rel));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace prism::diagnosis

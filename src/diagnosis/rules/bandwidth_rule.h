@@ -10,6 +10,7 @@
 // of bins become findings.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "diagnosis/finding.h"
@@ -24,5 +25,22 @@ struct NetworkFindings {
 };
 
 NetworkFindings FindNetworkDegradation(const RuleContext& rc);
+
+// One switch's data-parallel traffic over the whole window, for a gauge per switch (every switch
+// that carried DP data, healthy or not). A DP data record (over one MTU, both ends in one job, its
+// pair labelled DP) counts at the switches it crossed, as above: its observation point and the
+// leaves of both ends.
+struct SwitchDpBandwidth {
+  std::string name;
+  size_t records = 0;
+  double median_bytes_per_s = 0;  // median over those records of bytes / (end - start)
+  double relative = 0;  // median over those records of their bandwidth / their job's DP median
+};
+
+// Sorted by name.
+std::vector<SwitchDpBandwidth> MeasureSwitchDpBandwidth(const flow::FlowTable& flows,
+                                                        const PointTable& points,
+                                                        const analysis::EndpointContext& ctx,
+                                                        const analysis::AnalysisResults& results);
 
 }  // namespace prism::diagnosis

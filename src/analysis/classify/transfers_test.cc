@@ -1,0 +1,88 @@
+#include "analysis/classify/transfers.h"
+
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "testing/flow_builder.h"
+
+namespace prism::analysis {
+namespace {
+
+using prism::testing::FlowBuilder;
+
+bool SameTransfers(const PairsTransfers& x, const PairsTransfers& y) {
+  if (x.pairs.size() != y.pairs.size()) return false;
+  for (size_t i = 0; i < x.pairs.size(); ++i) {
+    if (x.pairs[i].a != y.pairs[i].a || x.pairs[i].b != y.pairs[i].b) return false;
+    const PairTransfers &p = x.transfers[i], &q = y.transfers[i];
+    if (p.data_records != q.data_records || p.control_records != q.control_records ||
+        p.transfers.size() != q.transfers.size())
+      return false;
+    for (size_t k = 0; k < p.transfers.size(); ++k) {
+      const Transfer &s = p.transfers[k], &t = q.transfers[k];
+      if (s.start_ns != t.start_ns || s.end_ns != t.end_ns || s.bytes != t.bytes ||
+          s.records != t.records || s.from_a != t.from_a)
+        return false;
+    }
+  }
+  return true;
+}
+
+// 40 GPUs all talking to all (780 pairs), each pair with messages on two QPs both ways, a small
+// control write, and a flow an exporter cut in two on one QP.
+flow::FlowTable AllToAll() {
+  flow::FlowTable t;
+  for (int step = 0; step < 3; ++step) {
+    for (int i = 0; i < 40; ++i) {
+      for (int j = 0; j < 40; ++j) {
+        if (i == j) continue;
+        const std::string a = fmt::format("10.0.{}.{}", i / 8, i % 8 + 1);
+        const std::string b = fmt::format("10.0.{}.{}", j / 8, j % 8 + 1);
+        const int64_t t0 = step * 1'000'000'000LL + (i * 40 + j) * 1'000;
+        FlowBuilder(a, b).At(t0, 50'000).Bytes(1 << 20).Qp(7).Into(&t);
+        FlowBuilder(a, b).At(t0 + 300, 50'000).Bytes(1 << 20).Qp(8).Into(&t);
+        FlowBuilder(a, b).At(t0 - 5'000).Bytes(64).Qp(9).Into(&t);
+        // Cut by an active timeout: the second half starts as the first ends, on the same QP,
+        // after the grouping window.
+        FlowBuilder(a, b).At(t0 + 20'000'000, 10'000'000).Bytes(8 << 20).Qp(7).Into(&t);
+        FlowBuilder(a, b).At(t0 + 30'000'000, 5'000'000).Bytes(4 << 20).Qp(7).Into(&t);
+      }
+    }
+  }
+  t.SortByStart();
+  return t;
+}
+
+TEST(BuildAllTransfers, ListingRowsPerPairGivesTheSameTransfersAsOnePass) {
+  const flow::FlowTable t = AllToAll();
+  const std::vector<int> job_of(t.endpoints().size(), 0);
+  TransferOptions one_pass;
+  TransferOptions listed;
+  listed.single_pass_max_pairs = 0;
+  const PairsTransfers x = BuildAllTransfers(t, job_of, one_pass);
+  const PairsTransfers y = BuildAllTransfers(t, job_of, listed, /*threads=*/2);
+  ASSERT_EQ(x.pairs.size(), 40u * 39 / 2);
+  EXPECT_TRUE(SameTransfers(x, y));
+  // Per pair and step: one transfer each way (the two QPs grouped) and the cut flow joined
+  // again into one; the control writes counted apart.
+  EXPECT_EQ(x.transfers[0].transfers.size(), 3u * 2 * 2);
+  EXPECT_EQ(x.transfers[0].control_records, 3u * 2);
+  EXPECT_EQ(x.transfers[0].transfers[0].records, 2u);
+}
+
+TEST(BuildAllTransfers, PairsOfOtherJobsAndSelfTrafficAreLeftOut) {
+  flow::FlowTable t;
+  FlowBuilder("10.0.0.1", "10.0.0.2").At(0).Bytes(1 << 20).Into(&t);
+  FlowBuilder("10.0.0.1", "10.0.0.3").At(10).Bytes(1 << 20).Into(&t);
+  FlowBuilder("10.0.0.1", "10.0.0.1").At(20).Bytes(1 << 20).Into(&t);
+  t.SortByStart();
+  std::vector<int> job_of(t.endpoints().size(), 0);
+  job_of[t.endpoints().Find(*IpAddr::Parse("10.0.0.3"))] = 1;
+  const PairsTransfers x = BuildAllTransfers(t, job_of, {});
+  ASSERT_EQ(x.pairs.size(), 1u);
+  EXPECT_EQ(t.endpoints().Addr(x.pairs[0].b), *IpAddr::Parse("10.0.0.2"));
+}
+
+}  // namespace
+}  // namespace prism::analysis
