@@ -445,14 +445,17 @@ int RunAnalyze(const AnalyzeArgs& args) {
     prism::output::WindowInput input;
     input.start_ns = cut.start_ns;
     input.end_ns = cut.end_ns;
-    input.flows = &window;
+    input.SetFlows(window);
+    // The report keeps the window's endpoints but none of its records: free the columns before
+    // it copies the timelines, which would otherwise peak above diagnosis (the last window is
+    // `all` itself).
+    prism::EndpointTable endpoints = std::move(window_owned.endpoints());
+    window_owned = prism::flow::FlowTable();
+    input.endpoints = &endpoints;
     input.context = &ctx;
     input.results = &results;
     input.findings = &findings;
     builder.AddWindow(input);
-    // The report holds what it needs of the window: free the records before the report is
-    // built and written (the last window is `all` itself).
-    if (wi + 1 == cuts.size()) all = prism::flow::FlowTable();
     timer.Lap("report_window", window_records);
   }
   if (progress) fmt::print(stderr, "\r\x1b[K");
