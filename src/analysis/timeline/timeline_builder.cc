@@ -35,6 +35,23 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
     if (e >= own.size()) own.resize(size_t{e} + 1);
     return own[e];
   };
+  // Exact sizes first: these lists hold every transfer of the job twice (at the peak of the
+  // analysis), and grown by doubling they kept up to half again as much, plus the freed blocks.
+  std::vector<size_t> own_size(own.size()), stage_dp_size(num_stages);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const Pair& p = pairs[i];
+    if (p.job != job_index) continue;
+    const size_t n = pair_transfers[i].transfers.size();
+    for (EndpointId e : {p.a, p.b}) {
+      if (e >= own_size.size()) own_size.resize(size_t{e} + 1);
+      own_size[e] += n;
+    }
+    if (p.label != PairLabel::kDp) continue;
+    const int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
+    if (s >= 0 && s < num_stages) stage_dp_size[s] += n;
+  }
+  for (size_t e = 0; e < own_size.size(); ++e) own_of(EndpointId(e)).reserve(own_size[e]);
+  for (int s = 0; s < num_stages; ++s) stage_dp[s].reserve(stage_dp_size[s]);
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
     if (p.job != job_index) continue;
