@@ -59,18 +59,12 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   for (size_t j = 0; j < results.jobs.size(); ++j)
     InferLayout(static_cast<int>(j), results.pairs, flows.endpoints(), ctx, &results.jobs[j],
                 &stage_of);
-  // Timelines are the last use of the transfers: each job's are freed as soon as its timelines
-  // are built, so the timelines grow into their memory instead of adding to it (the peak of the
-  // analysis). A pair belongs to one job, so each job frees only its own pairs' slots.
-  std::vector<std::vector<uint32_t>> pairs_of_job(results.jobs.size());
-  for (size_t i = 0; i < results.pairs.size(); ++i)
-    if (const int j = results.pairs[i].job; j >= 0 && size_t(j) < pairs_of_job.size())
-      pairs_of_job[size_t(j)].push_back(static_cast<uint32_t>(i));
+  // Timelines are the transfers' last use: each job's are freed as they are copied to its GPUs,
+  // so the timelines grow into their memory instead of adding to it (the analysis's peak).
   std::vector<std::vector<Timeline>> per_job(results.jobs.size());
   ParallelFor(results.jobs.size(), options.threads, [&](size_t j) {
-    per_job[j] = BuildTimelines(static_cast<int>(j), results.jobs[j], results.pairs, transfers,
+    per_job[j] = BuildTimelines(static_cast<int>(j), results.jobs[j], results.pairs, &transfers,
                                 stage_of, ctx, window_end_ns, options.timelines);
-    for (uint32_t i : pairs_of_job[j]) std::vector<Transfer>().swap(transfers[i].transfers);
   });
   for (auto& v : per_job)
     for (auto& t : v) results.timelines.push_back(std::move(t));
