@@ -200,6 +200,9 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
     ParallelFor(pairs.size(), threads, [&](size_t p) {
       for (size_t k = first[p]; k < first[p + 1]; ++k)
         builders[p].Add(flows, rows[k], src[rows[k]] == pairs[p].a, options);
+      // Done with this pair: drop its list's growth slack now, not after every pair is done
+      // (millions of lists grown by doubling kept up to twice their size at this stage's peak).
+      builders[p].result().transfers.shrink_to_fit();
     });
   }
   std::vector<uint32_t> order(pairs.size());
