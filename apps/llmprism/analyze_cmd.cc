@@ -373,7 +373,9 @@ int RunAnalyze(const AnalyzeArgs& args) {
   if (args.inputs.empty()) {
     return fail({ErrorCode::kInvalidArgument, "no input given (flow files, counter files or --prometheus)"});
   }
-  ShareOneMallocArena(args.threads);
+  const int threads =
+      args.threads > 0 ? args.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  ShareOneMallocArena(threads);
   const int64_t window_ns = std::llround(args.window_s * 1e9);
   if (window_ns < 1'000'000) {
     return fail({ErrorCode::kInvalidArgument, "--window must be at least 0.001 seconds"});
@@ -413,8 +415,6 @@ int RunAnalyze(const AnalyzeArgs& args) {
   }
   const uint64_t total_records = all.size();
   timer.Lap("read", total_records);
-  const int threads =
-      args.threads > 0 ? args.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   all.SortByStart(threads);
   timer.Lap("sort", total_records);
 
