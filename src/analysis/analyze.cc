@@ -59,9 +59,11 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   for (size_t j = 0; j < results.jobs.size(); ++j)
     InferLayout(static_cast<int>(j), results.pairs, flows.endpoints(), ctx, &results.jobs[j],
                 &stage_of);
+  // Timelines are the transfers' last use: each job's are freed as they are copied to its GPUs,
+  // so the timelines grow into their memory instead of adding to it (the analysis's peak).
   std::vector<std::vector<Timeline>> per_job(results.jobs.size());
   ParallelFor(results.jobs.size(), options.threads, [&](size_t j) {
-    per_job[j] = BuildTimelines(static_cast<int>(j), results.jobs[j], results.pairs, transfers,
+    per_job[j] = BuildTimelines(static_cast<int>(j), results.jobs[j], results.pairs, &transfers,
                                 stage_of, ctx, window_end_ns, options.timelines);
   });
   for (auto& v : per_job)

@@ -75,8 +75,8 @@ void ReportBuilder::AddSource(std::string path, std::string format, uint64_t rec
 }
 
 void ReportBuilder::AddWindow(const WindowInput& w) {
-  PRISM_CHECK(w.flows != nullptr && w.results != nullptr);
-  const EndpointTable& endpoints = w.flows->endpoints();
+  PRISM_CHECK(w.endpoints != nullptr && w.results != nullptr);
+  const EndpointTable& endpoints = *w.endpoints;
   const analysis::AnalysisResults& res = *w.results;
 
   // Jobs: window-local index -> merged index.
@@ -165,9 +165,9 @@ void ReportBuilder::AddWindow(const WindowInput& w) {
   ReportWindow rw;
   rw.start_ns = w.start_ns;
   rw.end_ns = w.end_ns;
-  rw.records = w.flows->size();
-  rw.records_start_ns = w.flows->empty() ? w.start_ns : w.flows->min_start_ns();
-  rw.records_end_ns = w.flows->empty() ? w.start_ns : w.flows->max_end_ns();
+  rw.records = w.records;
+  rw.records_start_ns = w.records_start_ns;
+  rw.records_end_ns = w.records_end_ns;
   rw.jobs = res.jobs.size();
   rw.findings = num_findings;
   windows_.push_back(rw);

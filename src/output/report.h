@@ -159,10 +159,23 @@ struct Report {
 // What one analysis window hands to the builder. Pointers are borrowed for the AddWindow() call only.
 struct WindowInput {
   int64_t start_ns = 0, end_ns = 0;
-  const flow::FlowTable* flows = nullptr;                   // required: endpoint id -> address
+  // Required: endpoint id -> address. The report keeps nothing of the window's records but
+  // their count and span (below), so SetFlows() may be followed by freeing the columns, as long
+  // as the endpoint table lives on (analyze frees them before the report's copy of the timelines).
+  const EndpointTable* endpoints = nullptr;
+  uint64_t records = 0;
+  int64_t records_start_ns = 0, records_end_ns = 0;  // start_ns when there is no record
   const analysis::EndpointContext* context = nullptr;       // optional: GPU -> host name
   const analysis::AnalysisResults* results = nullptr;       // required
   const std::vector<diagnosis::Finding>* findings = nullptr;  // optional
+
+  // Endpoints, record count and span from the window's table (start_ns must be set).
+  void SetFlows(const flow::FlowTable& flows) {
+    endpoints = &flows.endpoints();
+    records = flows.size();
+    records_start_ns = flows.empty() ? start_ns : flows.min_start_ns();
+    records_end_ns = flows.empty() ? start_ns : flows.max_end_ns();
+  }
 };
 
 class ReportBuilder {

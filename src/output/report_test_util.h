@@ -149,7 +149,7 @@ struct TestWindow {
     WindowInput in;
     in.start_ns = start_ns;
     in.end_ns = end_ns;
-    in.flows = &flows;
+    in.SetFlows(flows);
     in.context = &ctx;
     in.results = &results;
     in.findings = &findings;

@@ -200,7 +200,7 @@ void Tracker::AnalyzeWindow(const Window& window, const PointTable& points,
   output::WindowInput in;
   in.start_ns = window.start_ns;
   in.end_ns = window.end_ns;
-  in.flows = &table;
+  in.SetFlows(table);
   in.context = &ctx;
   in.results = &results;
   in.findings = &findings;

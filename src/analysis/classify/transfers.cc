@@ -117,14 +117,23 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
   }
   std::vector<TransferBuilder> builders(pairs.size());
   // While every pair's builder fits the cache, one pass over the rows in time order feeds them
-  // (the columns are read sequentially). A 100,000-GPU window has millions of pairs: then random
-  // builder updates miss the cache on every record, so rows are first listed per pair (a
-  // counting sort, 4 bytes per row, row order kept) and each pair's list is fed on its own, the
-  // pairs spread over the threads. Either way each pair sees its rows in time order: the same
-  // transfers.
+  // (the columns are read sequentially), looking each row's pair up again in the small pair map:
+  // pair_of_row is freed first, so its 4 bytes per row and the growing transfers are not live
+  // together (they were the analysis's memory peak). A 100,000-GPU window has millions of pairs:
+  // then random builder updates miss the cache on every record, so rows are first listed per
+  // pair (a counting sort, 4 bytes per row, row order kept) and each pair's list is fed on its
+  // own, the pairs spread over the threads. Either way each pair sees its rows in time order:
+  // the same transfers.
   if (pairs.size() <= options.single_pass_max_pairs) {
+    std::vector<uint32_t>().swap(pair_of_row);
+    // The pair of a row, kNone when the row is not between two GPUs of one job.
+    auto find_pair = [&](flow::RowId r) -> uint32_t {
+      const int j = job_of[src[r]];
+      if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) return PairKeyMap::kNone;
+      return index.Find(PairKey(src[r], dst[r]));
+    };
     for (flow::RowId r = 0; r < flows.size(); ++r) {
-      const uint32_t p = pair_of_row[r];
+      const uint32_t p = find_pair(r);
       if (p != PairKeyMap::kNone) builders[p].Add(flows, r, src[r] == pairs[p].a, options);
     }
   } else {
@@ -142,9 +151,11 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
     ParallelFor(pairs.size(), threads, [&](size_t p) {
       for (size_t k = first[p]; k < first[p + 1]; ++k)
         builders[p].Add(flows, rows[k], src[rows[k]] == pairs[p].a, options);
+      // Done with this pair: drop its list's growth slack now, not after every pair is done
+      // (millions of lists grown by doubling kept up to twice their size at this stage's peak).
+      builders[p].result().transfers.shrink_to_fit();
     });
   }
-  std::vector<uint32_t>().swap(pair_of_row);
   std::vector<uint32_t> order(pairs.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {

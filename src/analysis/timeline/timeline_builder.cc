@@ -24,7 +24,7 @@ int64_t MedianOf(std::vector<int64_t> v) {
 }  // namespace
 
 std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::vector<Pair>& pairs,
-                                     const std::vector<PairTransfers>& pair_transfers,
+                                     std::vector<PairTransfers>* pair_transfers,
                                      const std::vector<int>& stage_of, const EndpointContext& ctx,
                                      int64_t window_end_ns, const TimelineOptions& options) {
   const int num_stages = std::max<int>(1, static_cast<int>(job.layout.stages.size()));
@@ -35,11 +35,29 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
     if (e >= own.size()) own.resize(size_t{e} + 1);
     return own[e];
   };
+  // Exact sizes first: these lists hold every transfer of the job twice (at the peak of the
+  // analysis), and grown by doubling they kept up to half again as much, plus the freed blocks.
+  std::vector<size_t> own_size(own.size()), stage_dp_size(num_stages);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const Pair& p = pairs[i];
+    if (p.job != job_index) continue;
+    const size_t n = (*pair_transfers)[i].transfers.size();
+    for (EndpointId e : {p.a, p.b}) {
+      if (e >= own_size.size()) own_size.resize(size_t{e} + 1);
+      own_size[e] += n;
+    }
+    if (p.label != PairLabel::kDp) continue;
+    const int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
+    if (s >= 0 && s < num_stages) stage_dp_size[s] += n;
+  }
+  for (size_t e = 0; e < own_size.size(); ++e) own_of(EndpointId(e)).reserve(own_size[e]);
+  for (int s = 0; s < num_stages; ++s) stage_dp[s].reserve(stage_dp_size[s]);
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
     if (p.job != job_index) continue;
     const bool dp = p.label == PairLabel::kDp;
-    for (const Transfer& t : pair_transfers[i].transfers) {
+    std::vector<Transfer>& transfers = (*pair_transfers)[i].transfers;
+    for (const Transfer& t : transfers) {
       EndpointId from = t.from_a ? p.a : p.b, to = t.from_a ? p.b : p.a;
       own_of(from).push_back({t.start_ns, t.end_ns, to, true, dp});
       own_of(to).push_back({t.start_ns, t.end_ns, from, false, dp});
@@ -47,6 +65,7 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
       int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
       if (s >= 0 && s < num_stages) stage_dp[s].push_back({t.start_ns, t.end_ns});
     }
+    std::vector<Transfer>().swap(transfers);
   }
   for (auto& v : own)
     std::sort(v.begin(), v.end(), [](const GpuTransfer& x, const GpuTransfer& y) {

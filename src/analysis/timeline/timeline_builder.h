@@ -25,9 +25,12 @@ struct TimelineOptions {
   double tail_guard_steps = 0.25;
 };
 
-// `pair_transfers[i]` are the transfers of `pairs[i]`; `stage_of` per endpoint.
+// `(*pair_transfers)[i]` are the transfers of `pairs[i]`; `stage_of` per endpoint. The job's
+// pairs' transfers are consumed (freed once copied to their GPUs: timelines are their last use,
+// and the copies would otherwise add to them at the analysis's memory peak); other jobs' pairs
+// are not touched, so jobs may be built in parallel.
 std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::vector<Pair>& pairs,
-                                     const std::vector<PairTransfers>& pair_transfers,
+                                     std::vector<PairTransfers>* pair_transfers,
                                      const std::vector<int>& stage_of, const EndpointContext& ctx,
                                      int64_t window_end_ns, const TimelineOptions& options);
 

@@ -12,6 +12,7 @@
 
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/pair_key_map.h"
+#include "diagnosis/group_medians.h"
 #include "diagnosis/robust_stats.h"
 
 namespace prism::diagnosis {
@@ -60,23 +61,43 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
   auto record_bw = [&](size_t r) {
     return double(bytes[r]) / double(std::max<int64_t>(1000, end[r] - start[r]));
   };
-  std::vector<int> cls(f.size(), -1);  // job * 2 + (0 = DP, 1 = PP), -1 = not judged
-  std::vector<std::vector<double>> class_bw(2 * rc.results.jobs.size());
-  for (size_t r = 0; r < f.size(); ++r) {
-    if (bytes[r] <= kControlMaxBytes) continue;
+  // The class of a record: job * 2 + (0 = DP, 1 = PP), -1 = not judged.
+  auto class_of = [&](size_t r) -> int {
+    if (bytes[r] <= kControlMaxBytes) return -1;
     const int job = rc.results.job_of[src[r]];
-    if (job < 0 || job != rc.results.job_of[dst[r]]) continue;
+    if (job < 0 || job != rc.results.job_of[dst[r]]) return -1;
     const uint32_t pi = pair_index.Find(analysis::PairKey(src[r], dst[r]));
-    if (pi == analysis::PairKeyMap::kNone || label_of[pi] == analysis::PairLabel::kUnknown) continue;
-    const int label = label_of[pi] == analysis::PairLabel::kDp ? 0 : 1;
-    cls[r] = job * 2 + label;
-    class_bw[size_t(cls[r])].push_back(record_bw(r));
+    if (pi == analysis::PairKeyMap::kNone || label_of[pi] == analysis::PairLabel::kUnknown) return -1;
+    return job * 2 + (label_of[pi] == analysis::PairLabel::kDp ? 0 : 1);
+  };
+  // Four passes need the class (three for the class medians, one for the cells): it is worked
+  // out once and kept in 2 bytes per record, as the pair lookup misses the cache on large
+  // windows. With more classes than that holds (32,767 jobs) it is worked out on each pass.
+  const size_t classes = 2 * rc.results.jobs.size();
+  constexpr uint16_t kNotJudged = UINT16_MAX;
+  const bool keep_class = classes < kNotJudged;
+  std::vector<uint16_t> cls(keep_class ? f.size() : 0);
+  auto judged_class = [&](size_t r) -> int {
+    if (!keep_class) return class_of(r);
+    return cls[r] == kNotJudged ? -1 : int{cls[r]};
+  };
+  // Exact per-class medians of the bandwidth, without keeping each judged record's value
+  // (8 bytes per record at diagnosis's memory peak): group_medians.h.
+  GroupMedians class_medians(classes);
+  for (size_t r = 0; r < f.size(); ++r) {
+    const int c = class_of(r);
+    if (keep_class) cls[r] = c < 0 ? kNotJudged : static_cast<uint16_t>(c);
+    if (c >= 0) class_medians.Observe(size_t(c), record_bw(r));
   }
-  std::vector<double> class_median(class_bw.size(), 0);
-  for (size_t c = 0; c < class_bw.size(); ++c) {
-    if (!class_bw[c].empty()) class_median[c] = Median(std::move(class_bw[c]));
-    std::vector<double>().swap(class_bw[c]);
-  }
+  class_medians.StartCounting();
+  for (size_t r = 0; r < f.size(); ++r)
+    if (const int c = judged_class(r); c >= 0) class_medians.Count(size_t(c), record_bw(r));
+  class_medians.StartCollecting();
+  for (size_t r = 0; r < f.size(); ++r)
+    if (const int c = judged_class(r); c >= 0) class_medians.Collect(size_t(c), record_bw(r));
+  const std::vector<double> class_median = class_medians.Finish();
+  // A judged record's bandwidth relative to its class's median.
+  auto relative_bw = [&](size_t r) { return record_bw(r) / class_median[size_t(judged_class(r))]; };
 
   const int64_t t0 = f.min_start_ns();
   const int64_t bin_ns = o.bw_bin_ns;
@@ -144,36 +165,43 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
   // Rows are sorted by start, so bins close in order: a closed bin's cells keep the median of
   // their relative bandwidths instead of every value (16 bytes per record and element crossed).
   const bool sorted = std::is_sorted(start.begin(), start.end());
-  // The open bin's values go to one list of (cell, value) in record order, appended without a
+  // The open bin's values go to one list of (cell, row) in record order, appended without a
   // cache miss (a list per cell missed on nearly every record at 100,000 GPUs); closing the bin
-  // groups them by cell (a counting sort, record order kept) and takes each cell's median.
+  // groups the rows by cell (a counting sort, record order kept) and takes each cell's median of
+  // the rows' relative bandwidths, worked out again from the row (the same double): 8 + 4 bytes
+  // per record and element crossed in the open bin, where keeping the value took 16 + 8, and an
+  // open bin holds a twelfth of paper's records at diagnosis's memory peak.
   // Cells are created in the open bin only, so its cells are [first_open, cells.size()).
-  struct CellValue {
+  struct CellRow {
     int32_t cell;
-    double rel;
+    uint32_t row;
   };
-  std::vector<CellValue> open_values;
-  std::vector<double> grouped;
+  std::vector<CellRow> open_rows;
+  std::vector<uint32_t> grouped;
   std::vector<size_t> first_of;
+  std::vector<double> cell_values;
   size_t first_open = 0;
   auto close_cells = [&] {
     const size_t open = cells.size() - first_open;
     first_of.assign(open + 1, 0);
-    for (const CellValue& v : open_values) ++first_of[size_t(v.cell) - first_open + 1];
+    for (const CellRow& v : open_rows) ++first_of[size_t(v.cell) - first_open + 1];
     for (size_t k = 0; k < open; ++k) first_of[k + 1] += first_of[k];
-    grouped.resize(open_values.size());
-    for (const CellValue& v : open_values) grouped[first_of[size_t(v.cell) - first_open]++] = v.rel;
-    // first_of[k] now ends cell k's values (and starts cell k + 1's).
+    grouped.resize(open_rows.size());
+    for (const CellRow& v : open_rows) grouped[first_of[size_t(v.cell) - first_open]++] = v.row;
+    // first_of[k] now ends cell k's rows (and starts cell k + 1's).
     size_t begin = 0;
     for (size_t k = 0; k < open; ++k) {
       Cell& c = cells[first_open + k];
       const size_t end = first_of[k];
       c.flows = end - begin;
-      if (c.flows >= kMinFlowsPerCell)
-        c.median = MedianInPlace(std::span<double>(grouped).subspan(begin, end - begin));
+      if (c.flows >= kMinFlowsPerCell) {
+        cell_values.clear();
+        for (size_t i = begin; i < end; ++i) cell_values.push_back(relative_bw(grouped[i]));
+        c.median = MedianInPlace(cell_values);
+      }
       begin = end;
     }
-    open_values.clear();
+    open_rows.clear();
     first_open = cells.size();
   };
   // While a bin is open its cells are found through open_cell[element * 2 + kind]: one small
@@ -182,8 +210,9 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
   std::vector<uint32_t> open_slots;
   int64_t open_bin = -1;
   for (size_t r = 0; r < f.size(); ++r) {
-    if (cls[r] < 0) continue;
-    const double rel = record_bw(r) / class_median[size_t(cls[r])];
+    const int record_class = judged_class(r);
+    if (record_class < 0) continue;
+    const double rel = relative_bw(r);
     const int64_t bin = (start[r] - t0) / bin_ns;
     if (sorted && bin != open_bin) {
       close_cells();
@@ -192,7 +221,7 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
       open_bin = bin;
     }
     for (size_t e : route(r)) {
-      const int kind = cls[r] % 2;
+      const int kind = record_class % 2;
       int32_t ci;
       if (sorted) {
         if (open_cell.size() < 2 * elements.size()) open_cell.resize(2 * elements.size(), -1);
@@ -213,19 +242,20 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
         ci = c;
       }
       Cell& c = cells[size_t(ci)];
-      open_values.push_back({ci, rel});
+      open_rows.push_back({ci, static_cast<uint32_t>(r)});
       c.bytes += double(bytes[r]);
       if (rel < 1 - o.min_bw_drop) c.slow.push_back(static_cast<uint32_t>(r));
-      const int job = cls[r] / 2;
+      const int job = record_class / 2;
       auto it = std::find_if(c.jobs.begin(), c.jobs.end(), [job](const auto& jn) { return jn.first == job; });
       if (it == c.jobs.end()) c.jobs.push_back({job, 1});
       else ++it->second;
     }
   }
   close_cells();
-  std::vector<CellValue>().swap(open_values);
-  std::vector<double>().swap(grouped);
-  std::vector<int>().swap(cls);
+  std::vector<CellRow>().swap(open_rows);
+  std::vector<uint32_t>().swap(grouped);
+  std::vector<double>().swap(cell_values);
+  std::vector<uint16_t>().swap(cls);
 
   // Per bin and flow kind: which switches and which links are degraded.
   std::vector<std::vector<bool>> degraded(elements.size(), std::vector<bool>(bins, false));
