@@ -422,7 +422,6 @@ int RunAnalyze(const AnalyzeArgs& args) {
   analysis_options.threads = threads;
   prism::diagnosis::DiagnosisOptions diagnosis_options;
   diagnosis_options.k = args.k;
-  diagnosis_options.threads = threads;
   prism::diagnosis::BaselineStore baselines;  // carried across windows
 
   const int64_t origin_ns = all.start_ns()[0];

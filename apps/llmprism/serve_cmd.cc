@@ -90,7 +90,6 @@ int RunServe(const ServeArgs& args) {
   o.tracker.analysis.threads =
       args.threads > 0 ? args.threads
                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
-  o.tracker.diagnosis.threads = o.tracker.analysis.threads;
 
   // Signals are taken by sigwait below: block them before any thread starts so none gets them.
   sigset_t set;

@@ -1,7 +1,6 @@
 #include "diagnosis/diagnose.h"
 
 #include <algorithm>
-#include <thread>
 #include <tuple>
 
 #include "diagnosis/rules/bandwidth_rule.h"
@@ -42,22 +41,10 @@ std::vector<Finding> Diagnose(const flow::FlowTable& flows, const PointTable& po
                               const analysis::AnalysisResults& results,
                               const DiagnosisOptions& options, BaselineStore* baselines) {
   const RuleContext rc{flows, points, ctx, results, options};
-  // The rules read the window and the analysis and write only their own findings (the slow-step
-  // rule also its baselines), so with a second thread the network rule — the per-record one, most
-  // of diagnosis's time — runs beside the others. Same findings either way.
-  NetworkFindings network;
-  std::thread network_thread;
-  if (options.threads > 1) {
-    network_thread = std::thread([&] { network = FindNetworkDegradation(rc); });
-  }
   std::vector<Finding> slow = FindSlowSteps(rc, baselines);
   std::vector<Finding> stragglers = FindStragglers(rc);
+  NetworkFindings network = FindNetworkDegradation(rc);
   std::vector<Finding> dp_groups = FindSlowDpGroups(rc);
-  if (network_thread.joinable()) {
-    network_thread.join();
-  } else {
-    network = FindNetworkDegradation(rc);
-  }
 
   // A slow step is explained by a straggler of its job, or by degraded network its flows crossed,
   // during the same time.

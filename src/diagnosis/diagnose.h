@@ -25,7 +25,6 @@ struct DiagnosisOptions {
                                   // (ECMP collisions alone cost a link up to 40%)
   int persist_units = 2;          // consecutive steps / bins before a warning
   int64_t bw_bin_ns = 5'000'000'000;
-  int threads = 1;                // > 1: the network rule runs beside the others
 };
 
 // Healthy baselines carried across windows, keyed by job (its lowest GPU address).
