@@ -47,7 +47,7 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   }
   const DpGroupSteps groups =
       FindDpGroupSteps(results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
-                       options.timelines.tail_guard_steps, options.timelines.steps);
+                       options.timelines.tail_guard_steps, options.timelines.steps, options.threads);
   MeasurePpPairs(&results.pairs, transfers, groups);
   results.dp_group_of = groups.group_of;
   uint64_t dp_group_transfers = 0;

@@ -88,6 +88,19 @@ TEST(Pipeline, HealthyClusterRaisesNoWarnings) {
   for (const auto& f : run->findings) EXPECT_EQ(f.severity, diagnosis::Severity::kInfo) << f.summary;
 }
 
+// Lost records take whole pipeline sends with them; the GPU's op gaps then span several ops. That
+// is missing evidence, not a slow GPU.
+TEST(Pipeline, LostRecordsMakeNoStraggler) {
+  sim::SimConfig config = *sim::MakeScenario("tiny", 12);
+  // Few sends per step, each on one QP: one lost record is a missing send.
+  config.jobs[0].microbatches = 4;
+  config.jobs[0].qps_per_connection = 1;
+  config.noise.loss = 0.02;
+  auto run = Analyze(config);
+  for (const auto& f : run->findings)
+    if (f.kind == "straggler_gpu") EXPECT_EQ(f.severity, diagnosis::Severity::kInfo) << f.summary;
+}
+
 TEST(Pipeline, StragglerIsFoundAndLocalizedToItsTensorParallelGroup) {
   sim::SimConfig config = *sim::MakeScenario("tiny", 13);
   sim::FaultConfig f;

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "analysis/jobs/union_find.h"
+#include "analysis/parallel_for.h"
 
 namespace prism::analysis {
 namespace {
@@ -42,7 +43,8 @@ DpGroupSteps FindDpGroupSteps(const std::vector<Pair>& pairs,
                               const std::vector<PairTransfers>& transfers,
                               const EndpointContext& ctx, const std::vector<int>& job_of,
                               const std::vector<int>& tp_of_job, int64_t window_end_ns,
-                              double tail_guard_steps, const StepSegmenterOptions& options) {
+                              double tail_guard_steps, const StepSegmenterOptions& options,
+                              int threads) {
   const size_t num_endpoints = ctx.host.size();
   DpGroupSteps out;
   out.group_of.assign(num_endpoints, -1);
@@ -73,9 +75,10 @@ DpGroupSteps FindDpGroupSteps(const std::vector<Pair>& pairs,
     for (const Transfer& t : transfers[i].transfers) group_transfers[g].push_back({t.start_ns, t.end_ns});
   }
   out.steps.resize(group_transfers.size());
-  for (size_t g = 0; g < group_transfers.size(); ++g)
+  ParallelFor(group_transfers.size(), threads, [&](size_t g) {
     out.steps[g] = DpActivities(std::move(group_transfers[g]), window_end_ns, tail_guard_steps,
                                 options);
+  });
   return out;
 }
 

@@ -29,7 +29,8 @@ DpGroupSteps FindDpGroupSteps(const std::vector<Pair>& pairs,
                               const std::vector<PairTransfers>& transfers,
                               const EndpointContext& ctx, const std::vector<int>& job_of,
                               const std::vector<int>& tp_of_job, int64_t window_end_ns,
-                              double tail_guard_steps, const StepSegmenterOptions& options);
+                              double tail_guard_steps, const StepSegmenterOptions& options,
+                              int threads = 1);  // groups are segmented in parallel
 
 // Step activities of one set of DP transfers (start, end), with the tail guard.
 std::vector<Activity> DpActivities(std::vector<std::pair<int64_t, int64_t>> transfers,

@@ -1,5 +1,6 @@
 #include "diagnosis/rules/straggler_rule.h"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
@@ -31,12 +32,24 @@ std::vector<Finding> FindStragglers(const RuleContext& rc) {
     std::vector<double> peer_median(steps), peer_sigma(steps);
     // The op kind compared in a step: forward ops where (nearly) every GPU of the stage has them.
     std::vector<std::vector<double>> op(tls.size(), std::vector<double>(steps, 0));
+    // A GPU whose step shows fewer pipeline events than most of its stage lost some to the
+    // telemetry (a lost record takes a whole send when the send rode one QP): its op gaps then
+    // span two or more ops, and with a handful of sends per step the median follows. Such a
+    // step is not judged for that GPU. A straggler is slow, not silent: its steps keep their
+    // events.
+    std::vector<size_t> events(tls.size());
     for (size_t k = 0; k < steps; ++k) {
+      for (size_t g = 0; g < tls.size(); ++g) events[g] = tls[g]->steps[k].pp_events.size();
+      std::vector<size_t> sorted = events;
+      std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+      const size_t usual = sorted[sorted.size() / 2];
       size_t with_fwd = 0;
       for (const auto* t : tls) with_fwd += t->steps[k].median_fwd_op_ns > 0;
       const bool fwd = with_fwd * 5 >= tls.size() * 4;
-      for (size_t g = 0; g < tls.size(); ++g)
+      for (size_t g = 0; g < tls.size(); ++g) {
+        if (events[g] < usual) continue;  // op stays 0: not judged
         op[g][k] = double(fwd ? tls[g]->steps[k].median_fwd_op_ns : tls[g]->steps[k].median_bwd_op_ns);
+      }
     }
     for (size_t k = 0; k < steps; ++k) {
       std::vector<double> ops;
