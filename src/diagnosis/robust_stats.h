@@ -21,6 +21,19 @@ inline double MedianInPlace(std::span<double> v) {
 
 inline double Median(std::vector<double> v) { return MedianInPlace(v); }
 
+// The mean of the middle half of `v` (ranks n/4 .. n - n/4 - 1), reordering it: as robust to
+// outliers as the median, but it moves smoothly when a few values come or go where the median
+// jumps between the levels of a multimodal sample.
+inline double InterquartileMean(std::span<double> v) {
+  if (v.empty()) return 0;
+  const size_t lo = v.size() / 4, hi = v.size() - lo;
+  std::nth_element(v.begin(), v.begin() + lo, v.end());
+  if (hi < v.size()) std::nth_element(v.begin() + lo, v.begin() + hi, v.end());
+  double sum = 0;
+  for (size_t i = lo; i < hi; ++i) sum += v[i];
+  return sum / double(hi - lo);
+}
+
 // 1.4826 * median absolute deviation: sigma of a normal sample, robust to outliers.
 inline double RobustSigma(const std::vector<double>& v, double centre) {
   std::vector<double> dev(v.size());

@@ -1,6 +1,7 @@
 #include "analysis/steps/dp_group_steps.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -18,16 +19,101 @@ uint32_t MedianU32(std::vector<uint32_t> v) {
 
 }  // namespace
 
-std::vector<Activity> DpActivities(std::vector<std::pair<int64_t, int64_t>> transfers,
-                                   int64_t window_end_ns, double tail_guard_steps,
-                                   const StepSegmenterOptions& options) {
+std::vector<Activity> MergeAlternatingSteps(const std::vector<Activity>& acts,
+                                            double min_step_gap_ratio) {
+  if (acts.size() < 4) return acts;
+  std::vector<double> log_gap(acts.size() - 1);
+  for (size_t i = 0; i + 1 < acts.size(); ++i)
+    log_gap[i] = std::log(double(std::max<int64_t>(1, acts[i + 1].start_ns - acts[i].end_ns)));
+  std::vector<double> sorted = log_gap;
+  std::sort(sorted.begin(), sorted.end());
+  // Candidate classes: every jump of at least the ratio, the highest first. The long gaps must
+  // recur (not one stall), with short gaps between nearly every two of them.
+  double threshold = NAN;
+  for (size_t j = sorted.size() - 1; j > 0 && std::isnan(threshold); --j) {
+    if (sorted[j] - sorted[j - 1] < std::log(min_step_gap_ratio)) continue;
+    const double t = (sorted[j] + sorted[j - 1]) / 2;
+    std::vector<size_t> long_at;
+    for (size_t i = 0; i < log_gap.size(); ++i)
+      if (log_gap[i] >= t) long_at.push_back(i);
+    if (long_at.size() < 3) continue;
+    size_t with_short = 0;
+    for (size_t i = 1; i < long_at.size(); ++i)
+      if (long_at[i] > long_at[i - 1] + 1) ++with_short;
+    if (5 * with_short >= 4 * (long_at.size() - 1)) threshold = t;
+  }
+  if (std::isnan(threshold)) return acts;
+  std::vector<Activity> out{acts[0]};
+  for (size_t i = 1; i < acts.size(); ++i) {
+    if (log_gap[i - 1] >= threshold) {
+      out.push_back(acts[i]);
+      continue;
+    }
+    Activity& a = out.back();
+    a.last = acts[i].last;
+    a.end_ns = std::max(a.end_ns, acts[i].end_ns);
+  }
+  return out;
+}
+
+namespace {
+
+// The transfer index at which `act` splits into two phases of equal bytes (within `balance`) at a
+// burst boundary, or 0 if there is none.
+size_t PhaseSplit(const Activity& act, const std::vector<Activity>& bursts,
+                  const std::vector<uint64_t>& cum_bytes, double balance) {
+  const double total = double(cum_bytes[act.last + 1] - cum_bytes[act.first]);
+  if (total <= 0) return 0;
+  auto it = std::upper_bound(bursts.begin(), bursts.end(), act.first,
+                             [](size_t i, const Activity& b) { return i < b.first; });
+  size_t best = 0;
+  double best_off = balance;
+  for (; it != bursts.end() && it->first <= act.last; ++it) {
+    const double off = std::fabs(double(cum_bytes[it->first] - cum_bytes[act.first]) / total - 0.5);
+    if (off <= best_off) {
+      best_off = off;
+      best = it->first;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<Activity> DpActivities(std::vector<DpTransfer> transfers, int64_t window_end_ns,
+                                   double tail_guard_steps, const StepSegmenterOptions& options) {
   std::sort(transfers.begin(), transfers.end());
   std::vector<int64_t> starts(transfers.size()), ends(transfers.size());
+  std::vector<uint64_t> cum_bytes(transfers.size() + 1, 0);
   for (size_t i = 0; i < transfers.size(); ++i) {
-    starts[i] = transfers[i].first;
-    ends[i] = transfers[i].second;
+    starts[i] = transfers[i].start_ns;
+    ends[i] = transfers[i].end_ns;
+    cum_bytes[i + 1] = cum_bytes[i] + transfers[i].bytes;
   }
-  auto acts = SegmentSteps(starts, ends, options);
+  std::vector<Activity> bursts;
+  auto acts = MergeAlternatingSteps(SegmentSteps(starts, ends, options, &bursts),
+                                    options.min_step_gap_ratio);
+  // Two-phase DP: cut each activity back to its first phase where most activities split.
+  std::vector<size_t> split(acts.size());
+  size_t two_phase = 0;
+  for (size_t k = 0; k < acts.size(); ++k) {
+    split[k] = PhaseSplit(acts[k], bursts, cum_bytes, options.phase_balance);
+    if (split[k] != 0) ++two_phase;
+  }
+  if (two_phase >= 2 && 2 * two_phase > acts.size()) {
+    std::vector<Activity> first_phases;
+    for (size_t k = 0; k < acts.size(); ++k) {
+      Activity a = acts[k];
+      if (split[k] == 0) {
+        if (k == 0 || k + 1 == acts.size()) continue;  // cut by the window: a phase may be missing
+      } else {
+        a.last = split[k] - 1;
+        a.end_ns = *std::max_element(ends.begin() + a.first, ends.begin() + a.last + 1);
+      }
+      first_phases.push_back(a);
+    }
+    acts = std::move(first_phases);
+  }
   if (acts.size() >= 3) {
     std::vector<int64_t> gaps;
     for (size_t i = 1; i < acts.size(); ++i) gaps.push_back(acts[i].end_ns - acts[i - 1].end_ns);
@@ -61,7 +147,7 @@ DpGroupSteps FindDpGroupSteps(const std::vector<Pair>& pairs,
     if (!inserted) uf.Union(it->second, e);
   }
   std::vector<int> root_group(num_endpoints, -1);
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> group_transfers;
+  std::vector<std::vector<DpTransfer>> group_transfers;
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
     if (p.label != PairLabel::kDp) continue;
@@ -72,7 +158,8 @@ DpGroupSteps FindDpGroupSteps(const std::vector<Pair>& pairs,
     }
     const int g = root_group[root];
     out.group_of[p.a] = out.group_of[p.b] = g;
-    for (const Transfer& t : transfers[i].transfers) group_transfers[g].push_back({t.start_ns, t.end_ns});
+    for (const Transfer& t : transfers[i].transfers)
+      group_transfers[g].push_back({t.start_ns, t.end_ns, t.bytes});
   }
   out.steps.resize(group_transfers.size());
   ParallelFor(group_transfers.size(), threads, [&](size_t g) {

@@ -32,10 +32,38 @@ DpGroupSteps FindDpGroupSteps(const std::vector<Pair>& pairs,
                               double tail_guard_steps, const StepSegmenterOptions& options,
                               int threads = 1);  // groups are segmented in parallel
 
-// Step activities of one set of DP transfers (start, end), with the tail guard.
-std::vector<Activity> DpActivities(std::vector<std::pair<int64_t, int64_t>> transfers,
-                                   int64_t window_end_ns, double tail_guard_steps,
-                                   const StepSegmenterOptions& options);
+struct DpTransfer {
+  int64_t start_ns = 0, end_ns = 0;
+  uint64_t bytes = 0;
+  bool operator<(const DpTransfer& o) const {
+    return start_ns != o.start_ns ? start_ns < o.start_ns : end_ns < o.end_ns;
+  }
+};
+
+// Step activities of one set of DP transfers, with the tail guard. Two-phase DP (ZeRO / a
+// distributed optimizer: the gradients' reduce-scatter, an idle gap for the optimizer, then the
+// parameters' all-gather overlapping the next forward) is recognised from the traffic alone:
+//  - steps cut in pieces (at the optimizer gap, or at waits for backward between buckets) show
+//    as step gaps of two classes, the long ones recurring once per period: the short ones are
+//    joined (MergeAlternatingSteps);
+//  - a step's activity whose bytes split in two equal halves (within `phase_balance`) at a burst
+//    boundary (an idle gap BOCD cut) has two phases; when most activities do, each activity is
+//    cut back to its first phase, the gradient collective, so that its end is the step boundary
+//    as with an all-reduce (the all-gather's length varies with contention and overlaps compute).
+//    Activities at the window's edges without the split are partial and dropped.
+// A single all-reduce (its buckets back to back, or of unequal sizes) never shows a balanced
+// split at an idle gap, so its activities are unchanged. docs/stats.md, "Two-phase DP".
+std::vector<Activity> DpActivities(std::vector<DpTransfer> transfers, int64_t window_end_ns,
+                                   double tail_guard_steps, const StepSegmenterOptions& options);
+
+// Joins consecutive activities across step gaps at least `min_step_gap_ratio` times shorter than
+// the long ones (classes split at a jump of the sorted log gaps, the highest that qualifies), when
+// the long gaps recur (at least 3) and at least 4 in 5 intervals between two long gaps hold short
+// ones: a
+// step's DP phase cut in pieces (the optimizer gap between two phases, or bucket waits that the
+// step-gap threshold took for step gaps). One long gap (a stall) changes nothing.
+std::vector<Activity> MergeAlternatingSteps(const std::vector<Activity>& acts,
+                                            double min_step_gap_ratio);
 
 // Re-measures PP pairs per step with the DP boundaries of their first GPU's group: fills
 // evidence.first_from_a, per_step_from_a and per_step_from_b.

@@ -115,10 +115,13 @@ int64_t StepGapThreshold(const std::vector<Activity>& bursts, const StepSegmente
 
 std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
                                    std::span<const int64_t> end_ns,
-                                   const StepSegmenterOptions& options) {
+                                   const StepSegmenterOptions& options,
+                                   std::vector<Activity>* bursts_out) {
   std::vector<Activity> steps;
+  if (bursts_out != nullptr) bursts_out->clear();
   if (start_ns.empty()) return steps;
   std::vector<Activity> bursts = FindBursts(start_ns, end_ns, options);
+  if (bursts_out != nullptr) *bursts_out = bursts;
   if (bursts.size() < 2) {
     // The detector saw one regime: judge the gaps between single transfers instead.
     bursts.clear();

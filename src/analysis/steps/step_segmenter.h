@@ -35,6 +35,8 @@ struct StepSegmenterOptions {
   int64_t min_interval_ns = 1'000;  // intervals are clamped to this before the log
   double min_cut_ratio = 4.0;
   double min_step_gap_ratio = 3.0;
+  // Two-phase DP (dp_group_steps.h): a step's DP bytes split in halves within this share.
+  double phase_balance = 0.1;
   size_t max_run_lengths = 32;      // bounds BOCD cost per point
   double min_log_sigma = 0.3;       // prior noise scale of log intervals, clamped to this range
   double max_log_sigma = 0.5;
@@ -54,9 +56,11 @@ std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<co
 int64_t StepGapThreshold(const std::vector<Activity>& bursts, const StepSegmenterOptions& options);
 
 // Per-step activities: transfers in order, a new step wherever the idle time since the latest end
-// so far exceeds StepGapThreshold(FindBursts(...)) — also where BOCD missed the cut.
+// so far exceeds StepGapThreshold(FindBursts(...)) — also where BOCD missed the cut. If `bursts`
+// is given, it receives FindBursts' bursts.
 std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
                                    std::span<const int64_t> end_ns,
-                                   const StepSegmenterOptions& options);
+                                   const StepSegmenterOptions& options,
+                                   std::vector<Activity>* bursts = nullptr);
 
 }  // namespace prism::analysis

@@ -29,7 +29,7 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
                                      int64_t window_end_ns, const TimelineOptions& options) {
   const int num_stages = std::max<int>(1, static_cast<int>(job.layout.stages.size()));
   // Per stage: all DP transfers; per GPU: its own transfers.
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> stage_dp(num_stages);
+  std::vector<std::vector<DpTransfer>> stage_dp(num_stages);
   std::vector<std::vector<GpuTransfer>> own(ctx.host.size());  // per endpoint id
   auto own_of = [&own](EndpointId e) -> std::vector<GpuTransfer>& {
     if (e >= own.size()) own.resize(size_t{e} + 1);
@@ -63,7 +63,7 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
       own_of(to).push_back({t.start_ns, t.end_ns, from, false, dp});
       if (!dp) continue;
       int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
-      if (s >= 0 && s < num_stages) stage_dp[s].push_back({t.start_ns, t.end_ns});
+      if (s >= 0 && s < num_stages) stage_dp[s].push_back({t.start_ns, t.end_ns, t.bytes});
     }
     std::vector<Transfer>().swap(transfers);
   }

@@ -25,7 +25,11 @@ constexpr double kMinSigmaFraction = 0.05;
 // An element is a switch ("spine03") or a link ("leaf-p000-r2|spine05").
 struct Cell {
   size_t flows = 0;
-  double median = 0;           // of the flows' relative bandwidths, when flows >= kMinFlowsPerCell
+  // The flows' typical relative bandwidth, when flows >= kMinFlowsPerCell: their interquartile
+  // mean. Not the median: a link's flows come in a few rate levels (ring chunks of a few sizes),
+  // and where two levels hold nearly half the flows each, the median jumps between them when a
+  // handful of records is lost or added, which read as a link losing 75% of its bandwidth.
+  double typical = 0;
   std::vector<std::pair<int, size_t>> jobs;  // flows per job (a cell sees one or two jobs)
   double bytes = 0;            // offered load through the element in the bin
   std::vector<uint32_t> slow;  // records below the drop threshold, for explaining links away
@@ -197,7 +201,7 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
       if (c.flows >= kMinFlowsPerCell) {
         cell_values.clear();
         for (size_t i = begin; i < end; ++i) cell_values.push_back(relative_bw(grouped[i]));
-        c.median = MedianInPlace(cell_values);
+        c.typical = InterquartileMean(cell_values);
       }
       begin = end;
     }
@@ -275,7 +279,7 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
           if (elements[e].is_link != link) continue;
           const Cell* c = find_cell(e, bin, kind);
           if (c == nullptr || c->flows < kMinFlowsPerCell) continue;
-          kmed[e][bin] = c->median;
+          kmed[e][bin] = c->typical;
           medians.push_back(kmed[e][bin]);
           ids.push_back(e);
         }
