@@ -25,9 +25,9 @@ token=dash-token
   --topology "$work/tiny/topology.csv" --token "$token" --ready-file "$work/ready.json" \
   2>"$work/serve.log" &
 pids+=($!)
-for _ in $(seq 100); do [ -f "$work/ready.json" ] && break; sleep 0.1; done
-http=$(/usr/bin/python3 -c "import json;print(json.load(open('$work/ready.json'))['http'])")
-udp=$(/usr/bin/python3 -c "import json;print(json.load(open('$work/ready.json'))['udp'][0])")
+. "$here/serve_ready.sh"
+wait_serve_ready "$work/ready.json" "$work/serve.log"
+http=$SERVE_HTTP udp=$SERVE_UDP
 # tiny: ~30 s of traffic; 3 loops at a pace of ~6x real time keep windows coming for ~15 s.
 "$bin" replay "$work/tiny/flows.ipfix" --to "127.0.0.1:$udp" --rate 12000 --loop 3 >"$work/replay.log" &
 pids+=($!)

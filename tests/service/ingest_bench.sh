@@ -16,6 +16,7 @@
 set -euo pipefail
 bin=$1 work=$2 rates=$3 loops=${4:-40} senders=${5:-1} per_dgram=${6:-20} repeat=${7:-1}
 py=/usr/bin/python3
+. "$(dirname "$0")/serve_ready.sh"
 mkdir -p "$work"
 [ -f "$work/tiny/flows.ipfix" ] || "$bin" simulate --scenario tiny --seed 1 --out "$work/tiny" >/dev/null
 printf "%-12s %-8s %-10s %-10s %-10s %-10s %-10s %-10s %s\n" offered senders sent accepted loss sock_drop dgram_drop q_drop peak_rss_MB
@@ -34,9 +35,8 @@ for rate in $rates; do
     fi
     echo "$spid" >"$cg/cgroup.procs"
   fi
-  for _ in $(seq 100); do [ -f "$work/ready.json" ] && break; sleep 0.1; done
-  http=$($py -c "import json;print(json.load(open('$work/ready.json'))['http'])")
-  udp=$($py -c "import json;print(json.load(open('$work/ready.json'))['udp'][0])")
+  wait_serve_ready "$work/ready.json" "$work/serve.log"
+  http=$SERVE_HTTP udp=$SERVE_UDP
   t0=$(date +%s.%N)
   ( while kill -0 "$spid" 2>/dev/null; do
       echo "$(date +%s.%N) $(awk '/VmRSS/ {print int($2/1024)}' /proc/$spid/status 2>/dev/null)"

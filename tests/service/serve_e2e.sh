@@ -19,6 +19,7 @@ mkdir -p "$work"
 rm -rf "$work/run" && mkdir -p "$work/run"
 run=$work/run
 py=/usr/bin/python3
+. "$(dirname "$0")/serve_ready.sh"
 token=e2e-secret-token
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
@@ -35,10 +36,8 @@ start_serve() {  # start_serve TAG: starts serve, waits for its ready file, sets
     --ready-file "$run/ready.json" 2>"$run/serve-$1.log" &
   SERVE_PID=$!
   pids+=("$SERVE_PID")
-  for _ in $(seq 100); do [ -f "$run/ready.json" ] && break; sleep 0.1; done
-  [ -f "$run/ready.json" ] || { cat "$run/serve-$1.log"; echo "FAIL serve did not start"; exit 1; }
-  HTTP=$($py -c "import json;print(json.load(open('$run/ready.json'))['http'])")
-  UDP=$($py -c "import json;print(json.load(open('$run/ready.json'))['udp'][0])")
+  wait_serve_ready "$run/ready.json" "$run/serve-$1.log"
+  HTTP=$SERVE_HTTP UDP=$SERVE_UDP
 }
 
 api() { curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$HTTP$1"; }

@@ -21,6 +21,7 @@ set -euo pipefail
 bin=$1 work=$2
 here=$(cd "$(dirname "$0")" && pwd)
 py=/usr/bin/python3
+. "$(dirname "$0")/serve_ready.sh"
 command -v softflowd >/dev/null || { echo "softflowd missing: run scripts/setup.sh" >&2; exit 77; }
 $py -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)' 2>/dev/null ||
   { echo "no CAP_NET_RAW: cannot replay onto lo" >&2; exit 77; }
@@ -37,10 +38,8 @@ rm -f "$work/sim/flows.ipfix"
   --ready-file "$work/ready.json" 2>"$work/serve.log" &
 serve_pid=$!
 pids+=("$serve_pid")
-for _ in $(seq 100); do [ -f "$work/ready.json" ] && break; sleep 0.1; done
-[ -f "$work/ready.json" ] || { cat "$work/serve.log"; echo "FAIL serve did not start"; exit 1; }
-http=$($py -c "import json;print(json.load(open('$work/ready.json'))['http'])")
-udp=$($py -c "import json;print(json.load(open('$work/ready.json'))['udp'][0])")
+wait_serve_ready "$work/ready.json" "$work/serve.log"
+http=$SERVE_HTTP udp=$SERVE_UDP
 api() { curl -sf "http://127.0.0.1:$http$1"; }
 
 # Only the simulated RoCE traffic (10.0.0.0/16 -> UDP 4791): not softflowd's own export, nor other
