@@ -42,6 +42,12 @@ struct PairEvidence {
                                 // far): > 0 when a -> b leads, as activations lead gradients
   uint32_t per_step_from_a = 0; // median transfers per step a -> b
   uint32_t per_step_from_b = 0; // median transfers per step b -> a
+  // Whether the two directions move together (a collective) or take turns (a pipeline):
+  double aligned_starts = 0;     // share of transfers starting together with one of the other
+                                 // direction (within a millisecond)
+  uint32_t both_way_steps = 0;   // steps with data both ways
+  uint32_t ordered_steps = 0;    // of those, steps that open with one direction alone and close
+                                 // with the other alone (forward first, backward last)
   std::string rule;             // which rule decided the label
 };
 

@@ -53,6 +53,9 @@ json PairJson(const ReportPair& p) {
         {"steps", e.steps},
         {"sizes_mode", e.sizes_mode},
         {"bidirectional", e.bidirectional},
+        {"aligned_starts", e.aligned_starts},
+        {"both_way_steps", e.both_way_steps},
+        {"ordered_steps", e.ordered_steps},
         {"rule", e.rule}}},
   };
 }

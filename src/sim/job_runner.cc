@@ -228,16 +228,9 @@ void JobRunner::RunStep() {
     for (int d = 0; d < dp; ++d) ready[d] = bwd_end[size_t(s) * dp + d];
     int64_t dp_end = 0;
     std::vector<int64_t> opt_end(dp), next_ready(dp);
-    if (!config_.zero) {
-      // Ring all-reduce: each rank sends 2(n-1)/n of every bucket to its successor.
-      for (int i = 0; i < tp; ++i)
-        dp_end = std::max(dp_end, RingCollective(s, i, ready, buckets, 2 * (n - 1) / n, true));
-      for (int d = 0; d < dp; ++d) {
-        opt_end[d] = dp_end + ComputeNs(config_.optimizer_ms, s, d, dp_end);
-        next_ready[d] = opt_end[d];
-      }
-    } else {
-      // Reduce-scatter bucket b once every replica has produced it during its last backward.
+    // Bucket b of a collective overlapped with the last backward: reduced once every replica
+    // has produced it (the backward runs through the buckets in order), each after the last.
+    auto during_backward = [&](double edge_factor) {
       int64_t t = 0;
       for (size_t b = 0; b < buckets.size(); ++b) {
         std::vector<int64_t> bucket_ready(dp);
@@ -248,11 +241,29 @@ void JobRunner::RunStep() {
         }
         int64_t end = t;
         for (int i = 0; i < tp; ++i)
-          end = std::max(end, RingCollective(s, i, bucket_ready, {buckets[b]}, (n - 1) / n,
+          end = std::max(end, RingCollective(s, i, bucket_ready, {buckets[b]}, edge_factor,
                                              b == 0));
         t = end;
       }
-      dp_end = t;
+      return t;
+    };
+    if (!config_.zero) {
+      // Ring all-reduce: each rank sends 2(n-1)/n of every bucket to its successor, after the
+      // backward or (DDP's overlap) bucket by bucket during it.
+      if (config_.overlap_grad_reduce) {
+        dp_end = during_backward(2 * (n - 1) / n);
+      } else {
+        for (int i = 0; i < tp; ++i)
+          dp_end = std::max(dp_end, RingCollective(s, i, ready, buckets, 2 * (n - 1) / n, true));
+      }
+      for (int d = 0; d < dp; ++d) {
+        const int64_t from = std::max(dp_end, ready[d]);
+        opt_end[d] = from + ComputeNs(config_.optimizer_ms, s, d, from);
+        next_ready[d] = opt_end[d];
+      }
+    } else {
+      // Reduce-scatter bucket b once every replica has produced it during its last backward.
+      dp_end = during_backward((n - 1) / n);
       int64_t all_opt = 0;
       for (int d = 0; d < dp; ++d) {
         opt_end[d] = std::max(dp_end, ready[d]) + ComputeNs(config_.optimizer_ms, s, d, dp_end);

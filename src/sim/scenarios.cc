@@ -141,6 +141,33 @@ SimConfig Zero() {
   return c;
 }
 
+// DP collectives whose transfers show one size per step, the case the distinct-size rule reads
+// as pipeline traffic: a 2-way ring (each pair sends both ways at once, like a pipeline pair) with
+// the whole gradient in one bucket on one channel; and DDP-style equal buckets all-reduced during
+// the backward pass, interleaved with the pipeline's backward sends.
+SimConfig UniformDp() {
+  SimConfig c;
+  c.name = "uniform-dp";
+  c.fabric.hosts = 16;
+  c.fabric.hosts_per_pod = 4;
+  c.fabric.spines = 2;
+  c.duration_s = 30;
+  JobConfig one_bucket = Job(0, 2, 4, 8, 8, 30);  // 2 x 4 x 8: 8 hosts
+  one_bucket.bucket_fractions = {1.0};
+  one_bucket.channels = 1;
+  one_bucket.qps_per_connection = 1;
+  c.jobs.push_back(one_bucket);
+  JobConfig ddp = Job(8, 4, 1, 8, 4, 40);  // 4 x 1 x 8, DP only: 4 hosts
+  ddp.bucket_fractions.assign(4, 0.25);
+  ddp.overlap_grad_reduce = true;
+  c.jobs.push_back(ddp);
+  JobConfig ddp_pp = Job(12, 2, 2, 8, 4, 25);  // 2 x 2 x 8: 4 hosts
+  ddp_pp.bucket_fractions.assign(6, 1.0 / 6);
+  ddp_pp.overlap_grad_reduce = true;
+  c.jobs.push_back(ddp_pp);
+  return c;
+}
+
 SimConfig Noisy() {
   SimConfig c = Paper();
   c.name = "noisy";
@@ -229,6 +256,8 @@ std::vector<ScenarioInfo> ListScenarios() {
       {"paper", "2,880 GPUs, five jobs of 256-1,024 GPUs with different layouts and schedules, 60 s"},
       {"faults", "paper + a straggler GPU, a degraded spine and a congested leaf-spine link"},
       {"zero", "paper with ZeRO-style DP: uniform buckets overlapped with backward, param all-gather"},
+      {"uniform-dp", "64+32+32 GPUs: DP collectives in one transfer size per step (2-way rings "
+                     "with one bucket; DDP-style equal buckets overlapped with backward), 30 s"},
       {"noisy", "paper + storage/checkpoint traffic, 1% lost records, 50 us clock skew, 20 ms "
                 "exporter active timeout"},
       {"scale-10k", "10,240 GPUs, ten 1,024-GPU jobs, one minute"},
@@ -249,6 +278,7 @@ StatusOr<SimConfig> MakeScenario(const std::string& name, uint64_t seed) {
   else if (name == "faults") c = Faults();
   else if (name == "zero") c = Zero();
   else if (name == "noisy") c = Noisy();
+  else if (name == "uniform-dp") c = UniformDp();
   else if (name == "counters") c = Counters();
   else if (name == "counters-short") c = Counters("counters-short", 0.3);
   else if (name == "counters-long") c = Counters("counters-long", 3);

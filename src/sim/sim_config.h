@@ -27,6 +27,8 @@ struct JobConfig {
   Schedule schedule = Schedule::k1F1B;
   bool zero = false;              // ZeRO/distributed optimizer: bucketed reduce-scatter overlapped with
                                   // the last backward, parameter all-gather overlapped with forward
+  bool overlap_grad_reduce = false;  // DDP: each bucket all-reduced during the backward pass as
+                                     // soon as it is ready (ignored with zero)
   double fwd_ms = 20;             // forward compute per micro-batch per stage; backward = 2x
   double compute_jitter = 0.01;   // relative sigma of every compute op
   double optimizer_ms = 30;

@@ -1,6 +1,7 @@
 #include "analysis/classify/pair_classifier.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "analysis/jobs/union_find.h"
@@ -19,6 +20,54 @@ size_t CountDistinctSizes(std::vector<uint64_t> sizes, double tolerance) {
     }
   }
   return distinct;
+}
+
+double AlignedStartShare(std::span<const Transfer> transfers, int64_t tolerance_ns) {
+  std::vector<int64_t> starts[2];
+  for (const Transfer& t : transfers) starts[t.from_a ? 0 : 1].push_back(t.start_ns);
+  if (starts[0].empty() || starts[1].empty()) return 0;
+  // Transfers are in start order, so each list is sorted: for each start, the nearest start of
+  // the other direction is found by walking a cursor.
+  size_t aligned = 0;
+  for (int d : {0, 1}) {
+    const std::vector<int64_t>& mine = starts[d];
+    const std::vector<int64_t>& other = starts[1 - d];
+    size_t j = 0;
+    for (int64_t s : mine) {
+      while (j + 1 < other.size() && other[j + 1] <= s) ++j;
+      const int64_t before = std::abs(s - other[j]);
+      const int64_t after = j + 1 < other.size() ? std::abs(other[j + 1] - s) : INT64_MAX;
+      if (std::min(before, after) <= tolerance_ns) ++aligned;
+    }
+  }
+  return double(aligned) / double(starts[0].size() + starts[1].size());
+}
+
+StepOrder MeasureStepOrder(std::span<const Transfer> transfers, std::span<const Activity> steps) {
+  StepOrder out;
+  // Whether transfer k overlaps a transfer of the other direction within [first, last].
+  auto alone = [&](size_t k, size_t first, size_t last) {
+    const Transfer& t = transfers[k];
+    for (size_t j = first; j <= last && transfers[j].start_ns < t.end_ns; ++j)
+      if (transfers[j].from_a != t.from_a && transfers[j].end_ns > t.start_ns) return false;
+    return true;
+  };
+  for (const Activity& s : steps) {
+    bool ways[2] = {false, false};
+    size_t closing = s.first;
+    for (size_t k = s.first; k <= s.last; ++k) {
+      ways[transfers[k].from_a ? 0 : 1] = true;
+      if (transfers[k].end_ns >= transfers[closing].end_ns) closing = k;
+    }
+    if (!ways[0] || !ways[1]) continue;
+    ++out.both_way_steps;
+    const size_t opening = s.first;
+    if (transfers[opening].from_a == transfers[closing].from_a) continue;
+    if (!alone(opening, s.first, s.last) || !alone(closing, s.first, s.last)) continue;
+    ++out.ordered_steps;
+    out.ordered_from_a += transfers[opening].from_a ? 1 : -1;
+  }
+  return out;
 }
 
 Pair ClassifyPair(const GpuPair& gpus, const PairTransfers& pt,
@@ -96,21 +145,41 @@ Pair ClassifyPair(const GpuPair& gpus, const PairTransfers& pt,
   for (auto [count, n] : histogram)
     if (n > best) best = n, mode = count;  // ties: the smaller count, as the map is ordered
   ev.sizes_mode = static_cast<uint32_t>(mode);
-  pair.label = mode <= 1 ? PairLabel::kPp : PairLabel::kDp;
-  ev.rule = "distinct-sizes";
+  ev.aligned_starts = AlignedStartShare(pt.transfers, options.align_ns);
+  const StepOrder order = MeasureStepOrder(pt.transfers, steps);
+  ev.both_way_steps = order.both_way_steps;
+  ev.ordered_steps = order.ordered_steps;
+  // The rules, strongest first. A collective moves data one way along each ring edge, or both
+  // ways at once (a ring of two, a tree, a bidirectional ring): then each burst one way starts
+  // with one the other way (how long they then overlap depends on the network, not the job). A pipeline sends activations one
+  // way and gradients back, one micro-batch at a time: its directions take turns, each step
+  // opening with the forward direction alone and closing with the backward direction alone. These
+  // look at bursts and their timing, not at how many records or which sizes, so they hold whatever
+  // the record granularity. The paper's distinct-size rule decides only pairs with too few
+  // transfers to tell.
+  const uint32_t consistent = uint32_t(std::abs(order.ordered_from_a));
+  if (pt.transfers.size() < options.min_transfers_for_direction) {
+    pair.label = mode <= 1 ? PairLabel::kPp : PairLabel::kDp;
+    ev.rule = "distinct-sizes";
+  } else if (!ev.bidirectional) {
+    pair.label = PairLabel::kDp;
+    ev.rule = "one-way-data";
+  } else if (order.both_way_steps >= options.min_steps_for_order &&
+             double(consistent) >= options.min_ordered_share * order.both_way_steps) {
+    pair.label = PairLabel::kPp;
+    ev.rule = "ordered-directions";
+  } else if (ev.aligned_starts >= options.min_aligned_share) {
+    pair.label = PairLabel::kDp;
+    ev.rule = "aligned-directions";
+  } else {
+    pair.label = PairLabel::kPp;
+    ev.rule = "alternating-directions";
+  }
   return pair;
 }
 
 size_t RefinePairs(std::vector<Pair>* pairs, size_t num_endpoints) {
   size_t changed = 0;
-  // Pipelines send activations one way and gradients the other: one-way data is a ring edge.
-  for (Pair& p : *pairs) {
-    if (p.label == PairLabel::kPp && !p.evidence.bidirectional && p.evidence.transfers >= 4) {
-      p.label = PairLabel::kDp;
-      p.evidence.rule = "one-way-data";
-      ++changed;
-    }
-  }
   // DP groups are transitive. A pair with balanced data both ways keeps its label: that is what a
   // pipeline pair looks like, and one wrong DP label must not pull a pipeline into a ring.
   UnionFind uf(num_endpoints);

@@ -11,6 +11,7 @@
 //    (a ring all-reduce of more than two ranks sends one way along each edge).
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,10 +27,35 @@ struct PairClassifierOptions {
   double size_tolerance = 0.01;
   double one_way_fraction = 0.02;  // below this share of the bytes, a direction carries no data
   uint32_t min_transfers_for_direction = 4;
+  // Pipeline: at least this share of the steps with data both ways open with the same direction
+  // alone and close with the other alone (lost records and window edges spoil a few).
+  double min_ordered_share = 0.6;
+  uint32_t min_steps_for_order = 2;
+  // Collective: at least this share of the transfers start together with one of the other
+  // direction, within `align_ns` (posting jitter and clock skew, well below a compute op).
+  double min_aligned_share = 0.9;
+  int64_t align_ns = 1'000'000;
 };
 
 // Distinct values among `sizes` when values within `tolerance` (relative) are the same.
 size_t CountDistinctSizes(std::vector<uint64_t> sizes, double tolerance);
+
+// Share of the transfers that start within `tolerance_ns` of a transfer of the other direction:
+// ~1 for a collective that sends both ways at once (every ring step starts on both sides
+// together), small for a pipeline pair, whose activations and gradients leave at independent
+// times. Not the time the directions overlap: a slow network stretches every transfer until a
+// pipeline's directions overlap too. `transfers` in start order.
+double AlignedStartShare(std::span<const Transfer> transfers, int64_t tolerance_ns);
+
+// Per step (index ranges into `transfers`): whether data flows both ways, and whether the step
+// opens with a transfer that no transfer of the other direction overlaps and closes (latest end)
+// with one of the other direction that none overlaps — a pipeline's forward-first, backward-last.
+struct StepOrder {
+  uint32_t both_way_steps = 0;
+  uint32_t ordered_steps = 0;
+  int32_t ordered_from_a = 0;  // ordered steps opened a -> b, minus those opened b -> a
+};
+StepOrder MeasureStepOrder(std::span<const Transfer> transfers, std::span<const Activity> steps);
 
 Pair ClassifyPair(const GpuPair& pair, const PairTransfers& transfers,
                   const PairClassifierOptions& options);

@@ -62,7 +62,8 @@ TEST(PairClassifier, PartialTransferAtTheWindowEdgeDoesNotMakeItDp) {
   EXPECT_EQ(c.Classify().label, PairLabel::kPp);
 }
 
-// A ring edge: every step, four buckets of different sizes, two channels each, one way.
+// A ring edge: every step, four buckets of different sizes, two channels each, one way. The
+// buckets follow each other within a millisecond: one burst, one transfer per step.
 TEST(PairClassifier, RingEdgeWithSeveralBucketSizesIsDp) {
   Case c;
   const uint64_t sizes[] = {300 << 20, 250 << 20, 200 << 20, 80 << 20};
@@ -75,22 +76,81 @@ TEST(PairClassifier, RingEdgeWithSeveralBucketSizesIsDp) {
   }
   Pair p = c.Classify();
   EXPECT_EQ(p.label, PairLabel::kDp);
-  EXPECT_EQ(p.evidence.sizes_mode, 4u);
+  EXPECT_EQ(p.evidence.rule, "one-way-data");
+  EXPECT_EQ(p.evidence.transfers, 20u);
   EXPECT_EQ(p.evidence.steps, 20u);
   EXPECT_FALSE(p.evidence.bidirectional);
 }
 
-TEST(PairClassifier, UniformBucketsLookLikePpUntilRefined) {
-  // ZeRO: uniform reduce-scatter buckets, one way: one size per step.
+TEST(PairClassifier, UniformBucketsOneWayAreDp) {
+  // ZeRO: uniform reduce-scatter buckets, one way: one size per step, which the distinct-size
+  // rule alone would read as a pipeline.
   Case c;
   for (int k = 0; k < 20; ++k)
     for (int b = 0; b < 8; ++b)
       FlowBuilder(kA, kB).At(k * 1500 * kMs + b * 10 * kMs, 5 * kMs).Bytes(64 << 20).Into(&c.table);
-  std::vector<Pair> pairs{c.Classify()};
-  EXPECT_EQ(pairs[0].label, PairLabel::kPp);
-  EXPECT_EQ(RefinePairs(&pairs, 2), 1u);
-  EXPECT_EQ(pairs[0].label, PairLabel::kDp);
-  EXPECT_EQ(pairs[0].evidence.rule, "one-way-data");
+  Pair p = c.Classify();
+  EXPECT_EQ(p.label, PairLabel::kDp);
+  EXPECT_EQ(p.evidence.sizes_mode, 1u);
+  EXPECT_EQ(p.evidence.rule, "one-way-data");
+}
+
+// A ring of two: each step, the same bytes both ways at the same moments (four chunks each way,
+// a reduce-scatter and an all-gather round apiece), one size per step: what the distinct-size
+// rule took for a pipeline pair.
+TEST(PairClassifier, TwoRankAllReduceIsDp) {
+  Case c;
+  for (int k = 0; k < 20; ++k) {
+    const int64_t t = k * 500 * kMs + 400 * kMs;
+    for (int chunk = 0; chunk < 4; ++chunk) {
+      const int64_t at = t + chunk * 3 * kMs;
+      FlowBuilder(kA, kB).At(at + 20'000, 2 * kMs).Bytes(256 << 10).Into(&c.table);
+      FlowBuilder(kB, kA).At(at, 2 * kMs).Bytes(256 << 10).Into(&c.table);
+    }
+  }
+  Pair p = c.Classify();
+  EXPECT_EQ(p.label, PairLabel::kDp);
+  EXPECT_EQ(p.evidence.rule, "aligned-directions");
+  EXPECT_GT(p.evidence.aligned_starts, 0.99);
+}
+
+// The same all-reduce whose records an exporter cut into 1-ms pieces, and one sampled 1-in-10:
+// the same bursts, the same label.
+TEST(PairClassifier, TwoRankAllReduceCutIntoPiecesIsStillDp) {
+  Case c;
+  for (int k = 0; k < 20; ++k) {
+    const int64_t t = k * 500 * kMs + 400 * kMs;
+    for (int piece = 0; piece < 12; ++piece) {
+      FlowBuilder(kA, kB).At(t + 30'000 + piece * kMs, kMs - 1'000).Bytes(90 << 10).Into(&c.table);
+      FlowBuilder(kB, kA).At(t + piece * kMs, kMs - 1'000).Bytes(90 << 10).Into(&c.table);
+    }
+  }
+  Pair p = c.Classify();
+  EXPECT_EQ(p.label, PairLabel::kDp);
+  EXPECT_EQ(p.evidence.transfers, 40u);  // one burst each way per step
+}
+
+// A pipeline pair in 1F1B whose steady-state activations and gradients leave together (stages in
+// lockstep, or batched send/recv): the step still opens with forwards alone and closes with
+// backwards alone.
+TEST(PairClassifier, LockstepPipelineIsPp) {
+  Case c;
+  for (int k = 0; k < 20; ++k) {
+    const int64_t step0 = k * 1000 * kMs;
+    // Warm-up: two forwards; steady: six beats of forward + backward together; cool-down: two
+    // backwards.
+    int64_t t = step0;
+    for (int m = 0; m < 2; ++m, t += 20 * kMs) FlowBuilder(kA, kB).At(t, kMs).Bytes(8 << 20).Into(&c.table);
+    t += 40 * kMs;
+    for (int m = 0; m < 6; ++m, t += 60 * kMs) {
+      FlowBuilder(kA, kB).At(t, kMs).Bytes(8 << 20).Into(&c.table);
+      FlowBuilder(kB, kA).At(t + 10'000, kMs).Bytes(8 << 20).Into(&c.table);
+    }
+    for (int m = 0; m < 2; ++m, t += 40 * kMs) FlowBuilder(kB, kA).At(t, kMs).Bytes(8 << 20).Into(&c.table);
+  }
+  Pair p = c.Classify();
+  EXPECT_EQ(p.label, PairLabel::kPp);
+  EXPECT_LT(p.evidence.aligned_starts, 0.9);
 }
 
 TEST(PairClassifier, TransitivityRelabelsOnlyUnbalancedPairs) {

@@ -1,53 +1,12 @@
 #include "analysis/classify/transfers.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/pair_key_map.h"
 #include "analysis/parallel_for.h"
 
 namespace prism::analysis {
-
-struct TransferBuilder::QpLast {
-  uint32_t qp;
-  int64_t end_ns;
-  long transfer;
-};
-
-struct TransferBuilder::QpIndex {
-  std::unordered_map<uint32_t, size_t> of_qp[2];
-};
-
-// Where each QP's last record ended, per direction: an exporter's active timeout cuts one long
-// flow into records that follow each other back to back on the same QP. A pair carries a handful
-// of QPs (NCCL channels, PP sends split over QPs), so a flat list searched from the last hit
-// beats a hash map: this runs once per record. Past kMaxScan QPs (not seen in training traffic,
-// but a tool must not go quadratic on odd input) an index takes over.
-constexpr size_t kMaxScan = 64;
-
-TransferBuilder::TransferBuilder() = default;
-TransferBuilder::~TransferBuilder() = default;
-TransferBuilder::TransferBuilder(TransferBuilder&&) noexcept = default;
-TransferBuilder& TransferBuilder::operator=(TransferBuilder&&) noexcept = default;
-
-TransferBuilder::QpLast* TransferBuilder::FindQp(int dir, uint32_t qp) {
-  std::vector<QpLast>& v = last_of_qp_[dir];
-  const size_t n = v.size();
-  if (n > kMaxScan) {
-    auto it = index_->of_qp[dir].find(qp);
-    return it == index_->of_qp[dir].end() ? nullptr : &v[it->second];
-  }
-  for (size_t k = 0; k < n; ++k) {
-    size_t i = hint_[dir] + k;
-    if (i >= n) i -= n;
-    if (v[i].qp == qp) {
-      hint_[dir] = i;
-      return &v[i];
-    }
-  }
-  return nullptr;
-}
 
 void TransferBuilder::Add(const flow::FlowTable& flows, flow::RowId r, bool from_a,
                           const TransferOptions& options) {
@@ -58,43 +17,18 @@ void TransferBuilder::Add(const flow::FlowTable& flows, flow::RowId r, bool from
   }
   ++out_.data_records;
   const int64_t start = flows.start_ns()[r], end = flows.end_ns()[r];
-  const uint32_t qp = flows.qp()[r];
-  const int dir = from_a ? 0 : 1;
-  long& o = open_[dir];
+  long& open = open_[from_a ? 0 : 1];
   // Sampled records stand for sampling_rate times their bytes.
   const uint64_t b = bytes * std::max<uint32_t>(1, flows.sampling_rate()[r]);
-  QpLast* cont = FindQp(dir, qp);
-  long target = -1;
-  if (o >= 0 && start - out_.transfers[o].start_ns <= options.group_ns) {
-    target = o;
-  } else if (cont != nullptr && start >= cont->end_ns &&
-             start - cont->end_ns < options.continuation_ns) {
-    target = cont->transfer;
-  }
-  if (target < 0) {
-    target = static_cast<long>(out_.transfers.size());
-    o = target;
-    out_.transfers.push_back({start, end, b, 1, from_a});
-  } else {
-    Transfer& t = out_.transfers[target];
+  if (open >= 0 && start <= out_.transfers[open].end_ns + options.group_ns) {
+    Transfer& t = out_.transfers[open];
     t.end_ns = std::max(t.end_ns, end);
     t.bytes += b;
     ++t.records;
-  }
-  if (cont != nullptr) {
-    cont->end_ns = end;
-    cont->transfer = target;
     return;
   }
-  std::vector<QpLast>& v = last_of_qp_[dir];
-  v.push_back({qp, end, target});
-  hint_[dir] = v.size() - 1;
-  if (v.size() == kMaxScan + 1) {
-    if (!index_) index_ = std::make_unique<QpIndex>();
-    for (size_t i = 0; i < v.size(); ++i) index_->of_qp[dir][v[i].qp] = i;
-  } else if (v.size() > kMaxScan + 1) {
-    index_->of_qp[dir][qp] = v.size() - 1;
-  }
+  open = static_cast<long>(out_.transfers.size());
+  out_.transfers.push_back({start, end, b, 1, from_a});
 }
 
 PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector<int>& job_of,

@@ -1,14 +1,17 @@
 // File: analysis/classify/transfers.h
-// A GPU pair's records, grouped into transfers. What one record stands for depends on the source
-// (one RDMA message, a QP's packets until an exporter timeout, one channel's share of a
-// collective), so records of one direction that start within `group_ns` of each other — the QPs
-// of one send, the channels of one ring step — become one transfer with their bytes summed. Small
-// control writes (NCCL clear-to-send, ready notifications) are counted, not transfers. Records a
-// collector cut from one flow by its active timeout (back to back on one QP) are joined again.
+// A GPU pair's records, grouped into transfers: bursts of one direction's data. What one record
+// stands for depends on the source (one RDMA message, a QP's packets until an exporter's active or
+// idle timeout, one channel's share of a collective, a TCP flowlet, a packet sample), so records
+// are joined by time alone: a record of one direction that starts no later than `group_ns` after
+// the direction's open transfer ends (or while it is still running) continues it — the QPs of one
+// send, the channels and back-to-back buckets of one collective, the pieces an active timeout cut
+// from one flow. A transfer therefore does not depend on how the traffic was cut into records as
+// long as the cuts fall inside bursts, and the idle gaps between bursts (compute) are what
+// separates transfers. Small control writes (NCCL clear-to-send, ready notifications) are
+// counted, not transfers.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "core/name_table.h"
@@ -18,10 +21,9 @@ namespace prism::analysis {
 
 struct TransferOptions {
   uint64_t control_max_bytes = 4096;  // one MTU: a record this small carries no tensor data
-  int64_t group_ns = 1'000'000;  // wide enough for clock skew between the switches that saw each QP
-  // A record of a QP starting less than this after the QP's previous record ended continues it
-  // (an exporter's active timeout split the flow); a new message on the QP starts later than that.
-  int64_t continuation_ns = 1'000;
+  // The idle gap that ends a burst: wide enough for clock skew between the switches that saw each
+  // QP and for a collector's per-record jitter, narrow beside a compute op (ms).
+  int64_t group_ns = 1'000'000;
   // Up to this many pairs, every pair's builder is fed in one pass over the rows (they stay in
   // the cache); above it, rows are listed per pair first. Same transfers either way.
   size_t single_pass_max_pairs = 16384;
@@ -49,24 +51,12 @@ struct PairTransfers {
 // Turns one pair's records, fed in time order, into transfers.
 class TransferBuilder {
  public:
-  TransferBuilder();
-  ~TransferBuilder();
-  TransferBuilder(TransferBuilder&&) noexcept;
-  TransferBuilder& operator=(TransferBuilder&&) noexcept;
-
   void Add(const flow::FlowTable& flows, flow::RowId r, bool from_a, const TransferOptions& options);
   PairTransfers& result() { return out_; }
 
  private:
-  struct QpLast;
-  struct QpIndex;
-  QpLast* FindQp(int dir, uint32_t qp);
-
   PairTransfers out_;
   long open_[2] = {-1, -1};  // the open transfer of each direction, or -1
-  std::vector<QpLast> last_of_qp_[2];
-  size_t hint_[2] = {0, 0};
-  std::unique_ptr<QpIndex> index_;  // only for pairs with very many QPs
 };
 
 // Every pair whose two endpoints belong to the same job, ordered by (a, b) address, with its
