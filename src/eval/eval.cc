@@ -1,4 +1,5 @@
-// Metric definitions (SPEC §5). GPUs are compared as the strings the documents hold (endpoint IPs).
+// Metric definitions (docs/design.md, Evaluation). GPUs are compared as the strings the documents
+// hold (endpoint IPs).
 //
 // Jobs. Each truth job is matched to the report job sharing most of its GPUs (ties: the report job
 // with exactly the same GPU set, then the smaller one, then the first). jobs_exact_fraction = truth

@@ -1,6 +1,6 @@
 // File: eval/eval.h
 // Scoring an analysis report (docs/report-schema.md) against the simulator's ground truth
-// (docs/truth-schema.md), SPEC §5. It sits beside sim at the end of the pipeline and is used by
+// (docs/truth-schema.md). It sits beside sim at the end of the pipeline and is used by
 // `llmprism eval`. Both inputs are plain JSON documents; Evaluate() validates the keys it needs
 // and returns an Error naming the file and the missing or mistyped key, so no nlohmann exception
 // leaves this module.
