@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end throughput harness (issue 6, docs/performance.md).
+"""End-to-end throughput harness (docs/performance.md).
 
 Simulates each scenario once (or reuses a directory given with --data NAME=DIR), runs
 `llmprism analyze FLOWS.ipfix --topology ... --timings` on it several times and prints, per stage,

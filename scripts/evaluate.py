@@ -7,27 +7,15 @@ docs/evaluation.md. Usage:
                       [--seeds 1-5] [--windows 60] scenario...
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
-import time
 
-KEYS = ["jobs_exact_fraction", "jobs_ari", "pairs_accuracy", "layout_exact_fraction",
-        "step_error_p50", "step_error_p99", "step_error_max", "steps_matched_fraction",
-        "faults_precision", "faults_recall", "faults_localized_fraction", "faults_cause_fraction"]
+from prism_eval import KEYS, analyze_and_eval, run
 
 
 def seeds_of(text):
     lo, _, hi = text.partition("-")
     return list(range(int(lo), int(hi or lo) + 1))
-
-
-def run(cmd):
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    if res.returncode not in (0, 1):
-        sys.exit(f"failed ({res.returncode}): {' '.join(cmd)}\n{res.stderr}")
-    return res.stdout
 
 
 def main():
@@ -50,13 +38,9 @@ def main():
                     extra = ["--duration", args.duration] if args.duration else []
                     run([args.bin, "simulate", "--scenario", scenario, "--seed", str(seed), "--out", d] + extra)
                 report = os.path.join(d, f"report-{window:g}.json")
-                t0 = time.time()
-                run([args.bin, "analyze", os.path.join(d, "flows.ipfix"), "--topology",
-                     os.path.join(d, "topology.csv"), "--window", f"{window:g}", "--report", report])
-                seconds = time.time() - t0
-                m = json.loads(run([args.bin, "eval", "--truth", os.path.join(d, "truth.json"),
-                                    "--report", report, "--json"]))
-                m["analyze_s"] = seconds
+                m = analyze_and_eval(args.bin, [os.path.join(d, "flows.ipfix")],
+                                     os.path.join(d, "topology.csv"), report,
+                                     os.path.join(d, "truth.json"), window)
                 per_seed.append(m)
                 print(f"{scenario} seed {seed} window {window:g}s: " + " ".join(
                     f"{k}={m.get(k)}" for k in KEYS), file=sys.stderr)

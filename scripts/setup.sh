@@ -12,8 +12,12 @@ packages=(
   # ingest interop and fuzzing (tests/interop, scripts/fuzz.sh): packet builders and reference
   # decoders, flow exporters and a reference collector, clang's libFuzzer
   tcpdump tshark python3-scapy softflowd nfdump pmacct clang libclang-rt-14-dev
+  clang-format universal-ctags  # scripts/format.sh, scripts/longest_functions.py
   chromium   # headless browser for the HTML report test (tests/browser), driven by playwright-core
   prometheus # counters mode: real Prometheus + promtool backfill (tests/counters/prometheus_e2e.sh)
+  # the real-traffic corpus (tests/realtraffic): torch.distributed training in network namespaces
+  # joined by a bridge (iproute2: ip netns, tc), captured with tcpdump, compressed with zstd
+  python3-torch iproute2 zstd
 )
 # node/npm run the browser test; a machine may already have them from another source (nodesource
 # ships npm inside its nodejs package, which Debian's npm would conflict with): add only if absent.

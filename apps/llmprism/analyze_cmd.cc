@@ -6,8 +6,8 @@
 // merges the windows into one report (output/report.h), writes it as JSON / HTML page / Chrome
 // trace when asked and prints the summary (coloured only when stdout is a terminal). When stderr is a
 // terminal, progress (records and bytes read, rate, ETA; windows analysed) goes there.
-// Exit codes (ARCHITECTURE.md): 0 ok; 1 analysis ran but input records were skipped as bad;
-// 2 unusable input or arguments, with a message on stderr naming the file.
+// Exit codes (docs/design.md, Exit codes): 0 ok; 1 analysis ran but input records were skipped as
+// bad; 2 unusable input or arguments, with a message on stderr naming the file.
 #include <unistd.h>
 #if defined(__GLIBC__)
 #include <malloc.h>

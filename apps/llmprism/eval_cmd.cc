@@ -1,7 +1,8 @@
 // File: apps/llmprism/eval_cmd.cc
 // `llmprism eval --truth truth.json --report report.json [--json]`: scores an analysis report
-// against the simulator's ground truth (src/eval, SPEC §5). Exit code 0 when scored, 2 when an
-// input is missing or malformed (the message names the file and the key or parse position).
+// against the simulator's ground truth (src/eval; docs/design.md, Evaluation). Exit code 0 when
+// scored, 2 when an input is missing or malformed (the message names the file and the key or parse
+// position).
 #include <cmath>
 #include <cstdint>
 #include <memory>

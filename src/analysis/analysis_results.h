@@ -1,7 +1,7 @@
 // File: analysis/analysis_results.h
-// What the analysis of one window produces (SPEC.md §3.1-3.3): jobs with their layout, labelled
-// GPU pairs, and per-GPU step timelines. Diagnosis and every output read these; nothing here knows
-// where the records came from. GPUs are endpoint ids of the window's FlowTable.
+// What the analysis of one window produces (docs/design.md, Analysis results): jobs with their
+// layout, labelled GPU pairs, and per-GPU step timelines. Diagnosis and every output read these;
+// nothing here knows where the records came from. GPUs are endpoint ids of the window's FlowTable.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // File: analysis/analyze.h
-// The whole analysis of one window (SPEC.md §3.1-3.3): jobs, pair labels, layouts, timelines.
-// A pure function of the window's records and the topology; batch and service share it.
+// The whole analysis of one window (docs/design.md, Job recognition to Timelines): jobs, pair
+// labels, layouts, timelines. A pure function of the window's records and the topology; batch and
+// service share it.
 #pragma once
 
 #include <functional>

@@ -1,7 +1,7 @@
 // File: analysis/endpoint_context.h
 // What the topology says about each endpoint of a window: its host, whether it is a GPU, its GPU
 // index on the host and its leaf switch. Without a topology every endpoint is its own host and a
-// GPU (SPEC.md §2).
+// GPU (docs/design.md, Endpoint context).
 #pragma once
 
 #include <string>

@@ -1,8 +1,8 @@
 // File: core/flow_record.h
 // The normalized flow record every source produces (CSV, IPFIX, pcap, simulator) and every stage
 // consumes. A record stands for one transfer seen at one switch: one RDMA message, a QP's packets
-// aggregated by an exporter until a timeout, or a TCP flowlet (SPEC.md §2). Flat and copyable;
-// units are in the names.
+// aggregated by an exporter until a timeout, or a TCP flowlet (docs/design.md, FlowRecord). Flat
+// and copyable; units are in the names.
 #pragma once
 
 #include <cstdint>

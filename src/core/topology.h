@@ -1,6 +1,6 @@
 // File: core/topology.h
 // What the operator knows about the cluster: endpoint IP -> host, GPU index, leaf switch, kind.
-// Optional: without it every endpoint is its own host (SPEC.md §2).
+// Optional: without it every endpoint is its own host (docs/design.md, Topology CSV).
 #pragma once
 
 #include <cstdint>

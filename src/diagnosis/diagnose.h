@@ -1,7 +1,8 @@
 // File: diagnosis/diagnose.h
-// SPEC.md §3.4: k-sigma rules over step durations, per-GPU compute gaps, DP-group durations and
-// per-switch / per-link bandwidth, with a minimum effect size and persistence so that thousands of
-// healthy GPU-steps do not raise alerts by chance. Rules and defaults: docs/diagnosis.md.
+// Diagnosis (docs/design.md): k-sigma rules over step durations, per-GPU compute gaps, DP-group
+// durations and per-switch / per-link bandwidth, with a minimum effect size and persistence so that
+// thousands of healthy GPU-steps do not raise alerts by chance. Rules and defaults:
+// docs/diagnosis.md.
 #pragma once
 
 #include <map>

@@ -1,6 +1,6 @@
 // File: diagnosis/finding.h
-// One thing that is wrong, with its evidence (SPEC.md §3.4): what, who (GPUs, switches, job),
-// when, the metric against its baseline, and the likely cause.
+// One thing that is wrong, with its evidence (docs/design.md, Findings): what, who (GPUs, switches,
+// job), when, the metric against its baseline, and the likely cause.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// Metric definitions (SPEC §5). GPUs are compared as the strings the documents hold (endpoint IPs).
+// Metric definitions (docs/design.md, Evaluation). GPUs are compared as the strings the documents
+// hold (endpoint IPs).
 //
 // Jobs. Each truth job is matched to the report job sharing most of its GPUs (ties: the report job
 // with exactly the same GPU set, then the smaller one, then the first). jobs_exact_fraction = truth
@@ -8,8 +9,11 @@
 // report job does (an unrecognised GPU is its own job).
 //
 // Pairs. Keyed by the unordered {a, b}. pairs_accuracy = truth pairs whose report pair has the same
-// label / truth pairs; a missing report pair is wrong. Report pairs absent from the truth are
-// counted as pairs_extra only. Also per truth job (by the truth pair's "job") and per layout.
+// label / truth pairs; a missing report pair is wrong. Labels are compared as strings, so "dp",
+// "pp" and "tp" are scored alike. Report pairs absent from the truth are counted as pairs_extra
+// (not part of pairs_accuracy); those labelled dp, pp or tp also as pairs_extra_labelled, an
+// error of its own (the truth lists every pair that carried a job's tensor data). Also per truth
+// job (by the truth pair's "job") and per layout.
 //
 // Layout. layout_exact_fraction = truth jobs whose matched report job has equal dp, pp, tp and
 // equal stages (same count; stage i holds the same GPU set, order inside a stage ignored).
@@ -33,6 +37,8 @@
 //       straggler        finding.gpus holds every fault GPU and names <= max_localized_gpus
 //       degraded_switch  finding.switches holds the fault switch(es) and names <= 2
 //       congested_link   finding.switches holds both ends, or holds one end and names <= 2
+//       degraded_link    a host's link to its switch, named by the GPU(s) behind it: the straggler
+//                        rule (naming only the switch does not tell which of its links)
 //       other kinds      either of the first two rules
 //   cause     = faults with a localising matching finding whose cause equals the fault's / faults
 #include "eval/eval.h"
@@ -146,6 +152,10 @@ PairKey KeyOf(const InPair& p) {
   return p.a < p.b ? PairKey{p.a, p.b} : PairKey{p.b, p.a};
 }
 
+bool IsParallelismLabel(const std::string& label) {
+  return label == "dp" || label == "pp" || label == "tp";
+}
+
 // ---- steps --------------------------------------------------------------------------------
 
 // Report steps of one GPU sorted by start, with the running maximum of end_ns so the first step
@@ -194,7 +204,7 @@ bool Localizes(const InFinding& f, const InFault& fault, const EvalOptions& opti
     return !fault.switches.empty() && ContainsAll(f.switches, fault.switches) &&
            f.switches.size() <= 2;
   };
-  if (fault.kind == "straggler") return gpu_rule();
+  if (fault.kind == "straggler" || fault.kind == "degraded_link") return gpu_rule();
   if (fault.kind == "degraded_switch") return switch_rule();
   if (fault.kind == "congested_link") {
     return (!fault.switches.empty() && ContainsAll(f.switches, fault.switches)) ||
@@ -342,7 +352,11 @@ StatusOr<EvalResult> EvaluateNamed(const nlohmann::json& truth_json, std::string
       ++ld->pairs_total;
       ld->pairs_correct += correct;
     }
-    for (const auto& [key, p] : report_pairs) c.pairs_extra += !truth_keys.contains(key);
+    for (const auto& [key, p] : report_pairs) {
+      if (truth_keys.contains(key)) continue;
+      ++c.pairs_extra;
+      c.pairs_extra_labelled += IsParallelismLabel(p->label);
+    }
     res.pairs_accuracy = Fraction(c.pairs_correct, c.truth_pairs);
   }
   for (auto& [name, ld] : layouts) res.layouts.push_back(std::move(ld));

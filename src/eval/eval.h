@@ -1,6 +1,6 @@
 // File: eval/eval.h
 // Scoring an analysis report (docs/report-schema.md) against the simulator's ground truth
-// (docs/truth-schema.md), SPEC §5. It sits beside sim at the end of the pipeline and is used by
+// (docs/truth-schema.md). It sits beside sim at the end of the pipeline and is used by
 // `llmprism eval`. Both inputs are plain JSON documents; Evaluate() validates the keys it needs
 // and returns an Error naming the file and the missing or mistyped key, so no nlohmann exception
 // leaves this module.
@@ -8,7 +8,8 @@
 // Metrics, all fractions in [0, 1] (definitions in detail in eval.cc):
 //   jobs_exact_fraction    truth jobs whose GPU set equals some report job's GPU set
 //   jobs_ari               adjusted Rand index of the report's partition of the truth GPUs
-//   pairs_accuracy         truth pairs whose report pair carries the same label
+//   pairs_accuracy         truth pairs whose report pair carries the same label (dp, pp, tp)
+//   pairs_extra_labelled   report pairs labelled dp / pp / tp that the truth does not list
 //   layout_exact_fraction  truth jobs whose matched report job has the same dp, pp, tp, stages
 //   step_error_p50/p99/max |report - truth| / truth step duration over matched steps
 //   faults_*               precision / recall / localisation / cause of warning+ findings
@@ -85,6 +86,9 @@ struct EvalCounts {
   size_t pairs_wrong_label = 0;
   size_t pairs_missing = 0;  // truth pair absent from the report
   size_t pairs_extra = 0;    // report pair absent from the truth (not part of pairs_accuracy)
+  // Extra report pairs labelled dp, pp or tp: a parallelism claimed where the job had none (e.g.
+  // a one-off or storage transfer called DP). An error; "unknown" extras are not.
+  size_t pairs_extra_labelled = 0;
   size_t truth_steps = 0;    // truth steps with a positive duration
   size_t steps_matched = 0;
   size_t steps_invalid = 0;  // truth steps with end_ns <= start_ns, skipped

@@ -36,6 +36,7 @@ nlohmann::json EvalResultToJson(const EvalResult& r) {
   out["jobs_exact_fraction"] = r.jobs_exact_fraction;
   out["jobs_ari"] = r.jobs_ari;
   out["pairs_accuracy"] = r.pairs_accuracy;
+  out["pairs_extra_labelled"] = c.pairs_extra_labelled;
   out["layout_exact_fraction"] = r.layout_exact_fraction;
   out["step_error_p50"] = OptionalToJson(r.step_error_p50);
   out["step_error_p99"] = OptionalToJson(r.step_error_p99);
@@ -57,6 +58,7 @@ nlohmann::json EvalResultToJson(const EvalResult& r) {
       {"pairs_wrong_label", c.pairs_wrong_label},
       {"pairs_missing", c.pairs_missing},
       {"pairs_extra", c.pairs_extra},
+      {"pairs_extra_labelled", c.pairs_extra_labelled},
       {"truth_steps", c.truth_steps},
       {"steps_matched", c.steps_matched},
       {"steps_invalid", c.steps_invalid},
@@ -148,8 +150,11 @@ std::string FormatEvalText(const EvalResult& r) {
       fmt::format("{}/{} truth jobs ({} report jobs)", c.jobs_exact, c.truth_jobs, c.report_jobs));
   row("jobs_ari", r.jobs_ari, fmt::format("over {} truth GPUs", c.truth_gpus));
   row("pairs_accuracy", r.pairs_accuracy,
-      fmt::format("{}/{} ({} wrong label, {} missing, {} extra)", c.pairs_correct, c.truth_pairs,
-                  c.pairs_wrong_label, c.pairs_missing, c.pairs_extra));
+      fmt::format("{}/{} ({} wrong label, {} missing, {} extra, {} of them labelled dp/pp/tp)",
+                  c.pairs_correct, c.truth_pairs, c.pairs_wrong_label, c.pairs_missing,
+                  c.pairs_extra, c.pairs_extra_labelled));
+  line("pairs_extra_labelled", fmt::format("{}", c.pairs_extra_labelled),
+       "report pairs labelled dp/pp/tp that the truth does not list (an error)");
   row("layout_exact_fraction", r.layout_exact_fraction,
       fmt::format("{}/{}", c.layouts_exact, c.truth_jobs));
   opt_row("step_error_p50", r.step_error_p50);

@@ -228,6 +228,40 @@ TEST(EvalTest, MislabelledMissingAndExtraPairs) {
   EXPECT_DOUBLE_EQ(r.jobs_exact_fraction, 1.0);
 }
 
+TEST(EvalTest, TensorParallelPairsAreScoredLikeDpAndPp) {
+  json truth = Truth();
+  truth["pairs"].push_back(Pair(kA1, kB2, "job0", "tp"));  // e.g. TP peers in two hosts
+  json report = PerfectReport();
+  report["pairs"].push_back(Pair(kB2, kA1, "r", "tp"));
+  EvalResult r = MustEvaluate(truth, report);
+  EXPECT_DOUBLE_EQ(r.pairs_accuracy, 1.0);
+  EXPECT_EQ(r.counts.truth_pairs, 6u);
+  report["pairs"].back()["label"] = "dp";
+  r = MustEvaluate(truth, report);
+  EXPECT_DOUBLE_EQ(r.pairs_accuracy, 5.0 / 6.0);
+  EXPECT_EQ(r.counts.pairs_wrong_label, 1u);
+  truth["pairs"].back()["label"] = "dp";
+  report["pairs"].back()["label"] = "tp";  // a DP pair called TP is wrong too
+  r = MustEvaluate(truth, report);
+  EXPECT_EQ(r.counts.pairs_wrong_label, 1u);
+}
+
+TEST(EvalTest, ExtraPairsLabelledDpPpOrTpAreCountedAsErrors) {
+  json report = PerfectReport();
+  report["pairs"].push_back(Pair(kA1, kB1, "r", "dp"));       // not in the truth, labelled
+  report["pairs"].push_back(Pair(kA2, kB1, "r", "tp"));       // likewise
+  report["pairs"].push_back(Pair(kA3, kB1, "r", "unknown"));  // seen, no claim: not an error
+  EvalResult r = MustEvaluate(Truth(), report);
+  EXPECT_DOUBLE_EQ(r.pairs_accuracy, 1.0);  // accuracy is over truth pairs only
+  EXPECT_EQ(r.counts.pairs_extra, 3u);
+  EXPECT_EQ(r.counts.pairs_extra_labelled, 2u);
+  json j = EvalResultToJson(r);
+  EXPECT_EQ(j["pairs_extra_labelled"], 2);  // top level, beside the headline metrics
+  EXPECT_EQ(j["details"]["counts"]["pairs_extra_labelled"], 2);
+  EXPECT_THAT(FormatEvalText(r), HasSubstr("pairs_extra_labelled"));
+  EXPECT_EQ(MustEvaluate(Truth(), PerfectReport()).counts.pairs_extra_labelled, 0u);
+}
+
 TEST(EvalTest, UnknownLabelIsWrong) {
   json report = PerfectReport();
   report["pairs"][0]["label"] = "unknown";
@@ -468,6 +502,36 @@ TEST(EvalTest, SwitchAndLinkLocalisation) {
   r = eval({"spine1"}, {"spine2", "leaf1", "leaf9"});  // both ends among 3
   EXPECT_TRUE(r.faults[1].localizing_finding.has_value());
   EXPECT_DOUBLE_EQ(r.faults_localized_fraction, 1.0);
+}
+
+// A degraded host link (one host's NIC to its switch) is localised by naming the GPU(s) behind
+// it; the switch alone has many links, so naming only it matches the fault but does not localise.
+TEST(EvalTest, DegradedLinkIsLocalisedByItsGpus) {
+  json truth = Truth();
+  truth["faults"] = {Fault("dl", "degraded_link", "network", {kA3}, {"br0"}, {"job0"},
+                           100 * kSec, 120 * kSec)};
+  auto eval = [&](std::vector<std::string> gpus, std::vector<std::string> switches,
+                  const std::string& cause, const std::string& job = "") {
+    json report = PerfectReport();
+    report["findings"] = {Finding("congested_link", "warning", job, gpus, switches, cause,
+                                  105 * kSec, 110 * kSec)};
+    return MustEvaluate(truth, report);
+  };
+  EvalResult r = eval({}, {"br0"}, "network");
+  EXPECT_DOUBLE_EQ(r.faults_recall, 1.0);
+  EXPECT_DOUBLE_EQ(r.faults_localized_fraction, 0.0);
+  r = eval({kA3}, {"br0"}, "network");
+  EXPECT_DOUBLE_EQ(r.faults_localized_fraction, 1.0);
+  EXPECT_DOUBLE_EQ(r.faults_cause_fraction, 1.0);
+  r = eval({kA3, kA4}, {}, "gpu");  // localised, wrong cause
+  EXPECT_DOUBLE_EQ(r.faults_localized_fraction, 1.0);
+  EXPECT_DOUBLE_EQ(r.faults_cause_fraction, 0.0);
+  r = eval({kA1, kA2, kA3, kA4, kB1, kB2, "10.0.2.1", "10.0.2.2", "10.0.2.3"}, {}, "network");
+  EXPECT_DOUBLE_EQ(r.faults_recall, 1.0);
+  EXPECT_DOUBLE_EQ(r.faults_localized_fraction, 0.0);  // 9 GPUs: not localised
+  r = eval({kA4}, {}, "network", "rjob1");  // another host of the job: matches, not localised
+  EXPECT_DOUBLE_EQ(r.faults_recall, 1.0);
+  EXPECT_DOUBLE_EQ(r.faults_localized_fraction, 0.0);
 }
 
 TEST(EvalTest, PrecisionAndRecallEdgeCases) {

@@ -1,5 +1,5 @@
 // File: io/flow_csv.h
-// Flow CSV, the simplest input and output of llmprism (ARCHITECTURE.md "Flow CSV"): a header line,
+// Flow CSV, the simplest input and output of llmprism (docs/design.md, Flow CSV): a header line,
 // columns in any order, unknown columns ignored. Required: src, dst (IPv4/IPv6), start_ns, end_ns
 // (Unix epoch ns), bytes. Optional: packets (default 0), src_port, dst_port, proto, qp (default 0),
 // sampling_rate (default 1), switch (observation point; empty or absent -> kNoPoint).

@@ -1,5 +1,5 @@
 // File: io/topology_csv.h
-// Topology CSV (ARCHITECTURE.md "Topology CSV"): header ip,host,gpu,leaf[,kind], columns in any
+// Topology CSV (docs/design.md, Topology CSV): header ip,host,gpu,leaf[,kind], columns in any
 // order, unknown columns ignored, one row per endpoint IP. kind is gpu (default when absent or
 // empty), storage or other; gpu is the GPU index on the host, empty or -1 when unknown.
 #pragma once

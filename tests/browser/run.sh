@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Browser test of the HTML report (issue 5): simulates `faults` and `paper`, writes their reports
+# Browser test of the HTML report: simulates `faults` and `paper`, writes their reports
 # with `analyze --html`, and loads each in headless Debian chromium through playwright-core
 # (report_page.mjs): no console errors or network requests, renders within 10 s, < 10 MB, the
 # timeline and the straggler finding visible, clicking the finding scrolls to and highlights its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Chrome trace of `tiny` (issue 5): simulate, analyze with --report --pp-events --trace, then the
+# Chrome trace of `tiny`: simulate, analyze with --report --pp-events --trace, then the
 # GoogleTest ChromeTraceFile.* parses the trace (nlohmann) and checks it against the report:
 # well-formed, slices nested per thread, step slices on the report's ns, every flow finished.
 #   trace.sh LLMPRISM PRISM_UNITTESTS WORKDIR

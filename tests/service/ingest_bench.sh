@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sustained UDP ingest of `llmprism serve` on loopback (issue 7 acceptance): for each offered
+# Sustained UDP ingest of `llmprism serve` on loopback: for each offered
 # rate, a fresh serve receives `tiny` looped (--loop N, shifted in time, 20 records per IPFIX
 # datagram, encoded before sending) and we count what reached the windows:
 #   loss = 1 - accepted / sent      (socket drops, collector queue drops, record queue drops)

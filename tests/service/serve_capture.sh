@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `llmprism serve --capture lo` end to end (issue 7, live capture): serve captures the loopback
+# `llmprism serve --capture lo` end to end (live capture): serve captures the loopback
 # interface with a BPF filter that only matches this test's traffic (UDP to the RoCEv2 port 4791
 # from a free source port); a python sender (raw UDP sockets, BTH + RETH + ICRC built by hand)
 # sends RC RDMA WRITE messages between 127.0.0.2 and 127.0.0.3 (FIRST/MIDDLE.../LAST and ONLY);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `llmprism serve` end to end on loopback, with real parts (issue 7):
+# `llmprism serve` end to end on loopback, with real parts:
 #  1. the `faults` scenario's job with the straggler (job2 of the simulation, 512 GPUs,
 #     10.0.192.0/18) is replayed as IPFIX datagrams over UDP (`llmprism replay`) into serve
 #     (--window 20 --step 5, bearer token); the API must show the job with its layout and a

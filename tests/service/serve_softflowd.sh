@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `llmprism serve` fed by a real exporter (issue 7): softflowd meters a simulated training job
+# `llmprism serve` fed by a real exporter: softflowd meters a simulated training job
 # live and exports IPFIX to serve on loopback.
 #
 # softflowd reading a file (-r) never expires flows by their idle time (only when its table is

@@ -2,7 +2,8 @@
 // Bayesian online change-point detection (Adams & MacKay 2007) with a constant hazard and a
 // Normal-Gamma model, plus the lagged-mass rule that turns the run-length posterior into change
 // points. Used on log inter-flow intervals to cut a GPU pair's flows into training steps
-// (SPEC.md §3.2 step 2) and on a GPU's DP flow intervals for its timeline (§3.3).
+// (docs/design.md, Pair classification) and on a GPU's DP flow intervals for its timeline
+// (docs/design.md, Timelines).
 // The model, the rule and the defaults are explained in docs/stats.md.
 //
 // Indexing: observations are x_0, x_1, ...; after t observations a run length r means the current

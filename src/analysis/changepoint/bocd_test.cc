@@ -191,8 +191,8 @@ TEST(BocdTest, PosteriorIsNormalisedAndSorted) {
   }
 }
 
-// SPEC.md §3.2 caution: in the standard recursion P(r_t = 0 | x_1:t) is the hazard at every t,
-// whatever the data, so "P(change) > 0.95" on r_t = 0 never fires. The lagged rule does.
+// docs/stats.md, Detection rule: in the standard recursion P(r_t = 0 | x_1:t) is the hazard at
+// every t, whatever the data, so "P(change) > 0.95" on r_t = 0 never fires. The lagged rule does.
 TEST(BocdTest, ChangeMassEqualsHazardButLaggedRuleFires) {
   std::mt19937_64 rng(7000);
   std::normal_distribution<double> noise(0, 1);

@@ -1,7 +1,8 @@
 // File: analysis/changepoint/hazard.h
 // Hazard functions for Bayesian online change-point detection (bocd.h): H(r) is the prior
 // probability that a segment which has lasted r observations ends before the next one. Used by
-// step 2 of parallelism identification (SPEC.md §3.2) and by timeline reconstruction (§3.3).
+// step segmentation for pair classification and by timeline reconstruction (docs/design.md, Pair
+// classification and Timelines).
 #pragma once
 
 #include <cstddef>

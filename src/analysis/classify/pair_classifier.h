@@ -1,5 +1,5 @@
 // File: analysis/classify/pair_classifier.h
-// SPEC.md §3.2: is a GPU pair data-parallel (DP) or pipeline-parallel (PP)?
+// Pair classification (docs/design.md): is a GPU pair data-parallel (DP) or pipeline-parallel (PP)?
 //
 // The paper's rule: cut the pair's transfers into steps (analysis/steps), count the distinct
 // transfer sizes in each step (within `size_tolerance`), take the mode over steps: 1 -> PP, more

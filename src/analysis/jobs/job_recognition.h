@@ -1,6 +1,7 @@
 // File: analysis/jobs/job_recognition.h
-// SPEC.md §3.1: GPU pairs that exchange traffic are edges; union-find over them, then every GPU of
-// one host joins its host's component (NVLink traffic inside a host is invisible to switches).
+// Job recognition (docs/design.md): GPU pairs that exchange traffic are edges; union-find over
+// them, then every GPU of one host joins its host's component (NVLink traffic inside a host is
+// invisible to switches).
 // Beyond the paper, traffic that is not training must not glue jobs together: endpoints the
 // topology marks non-GPU are left out, and "hubs" — endpoints with many peers whose peers fall
 // into several otherwise separate components (storage, monitoring) — are left out too.

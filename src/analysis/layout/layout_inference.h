@@ -1,5 +1,5 @@
 // File: analysis/layout/layout_inference.h
-// Beyond the paper (SPEC.md §3.2): a job's DP, PP and TP degrees, its stage order and its
+// Layout (docs/design.md), beyond the paper: a job's DP, PP and TP degrees, its stage order and its
 // micro-batch count, from the labelled pairs.
 //  - PP: the PP pairs form paths (one per DP replica and TP rank), stage 0 at one end. A path is
 //    oriented by its pairs' votes: a step begins with activations flowing stage i -> i+1, so the

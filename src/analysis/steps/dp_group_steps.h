@@ -1,9 +1,10 @@
 // File: analysis/steps/dp_group_steps.h
-// Step boundaries before the layout is known. The DP pairs form groups (components of the DP
-// graph: one ring, or with TP < G the part of a ring between two hosts); the end of each DP
-// activity of a group marks a step boundary for its GPUs (SPEC.md §3.3). With these boundaries
-// the PP pairs are measured per step — which direction sends first (activations go forward at
-// the start of a step) and how many transfers each way (one per micro-batch) — for the layout.
+// Step boundaries before the layout is known. The DP pairs form groups (components of the DP graph:
+// one ring, or with TP < G the part of a ring between two hosts); the end of each DP activity of a
+// group marks a step boundary for its GPUs (docs/design.md, DP groups and step boundaries). With
+// these boundaries the PP pairs are measured per step — which direction sends first (activations go
+// forward at the start of a step) and how many transfers each way (one per micro-batch) — for the
+// layout.
 #pragma once
 
 #include <cstdint>

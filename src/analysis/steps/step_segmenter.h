@@ -1,5 +1,6 @@
 // File: analysis/steps/step_segmenter.h
-// Cuts a time-ordered sequence of transfers into training steps (SPEC.md §3.2 step 2, §3.3).
+// Cuts a time-ordered sequence of transfers into training steps (docs/design.md, Pair
+// classification, Timelines).
 //
 // Two stages, both documented in docs/stats.md:
 //  1. Bursts: BOCD (analysis/changepoint) on the log idle times between transfers (from the latest

@@ -1,12 +1,12 @@
 // File: analysis/timeline/timeline_builder.h
-// SPEC.md §3.3: every GPU's step-by-step timeline. The DP activity at the end of each step marks
-// its boundary. A stage's GPUs share their boundaries (the DP rings of one stage run in lockstep
-// and their optimizer follows), so the DP transfers of the whole stage are cut into step
+// Timelines (docs/design.md): every GPU's step-by-step timeline. The DP activity at the end of each
+// step marks its boundary. A stage's GPUs share their boundaries (the DP rings of one stage run in
+// lockstep and their optimizer follows), so the DP transfers of the whole stage are cut into step
 // activities together (analysis/steps), which is robust to a lost record or a quiet ring; a step
 // runs from the end of one DP activity to the end of the next. Inside a step, PP transfers towards
-// the later stage are forward (activations) and the others backward (gradients); the gaps before
-// a GPU's own PP sends are its compute (measured from when its tensor-parallel group had the
-// op's input); what remains besides the DP phase is pipeline bubble.
+// the later stage are forward (activations) and the others backward (gradients); the gaps before a
+// GPU's own PP sends are its compute (measured from when its tensor-parallel group had the op's
+// input); what remains besides the DP phase is pipeline bubble.
 #pragma once
 
 #include <vector>

@@ -1,5 +1,5 @@
 // File: diagnosis/rules/dp_group_rule.h
-// Slow DP groups (SPEC.md §3.4): in every step, each DP group's collective time — from its
+// Slow DP groups (docs/diagnosis.md): in every step, each DP group's collective time — from its
 // members' first DP transfer to their last — is compared across the groups of the same job and
 // stage (the same collective on other GPUs). A group over its peers' median by k sigma and the
 // minimum effect, for consecutive steps, is a finding. It is a symptom: the collective is slow

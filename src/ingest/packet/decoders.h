@@ -2,8 +2,8 @@
 // One free function per header type. Each reads its header from the front of `data` (the captured
 // bytes from this header on, cut to what the enclosing header says it carries), fills its part of
 // PacketMeta and says which (layer, key) comes next; none of them knows what follows it: the table
-// in packet/dispatch.cc chains them (STYLE.md §2). Bounds are checked against the captured bytes;
-// sizes are taken from length fields only.
+// in packet/dispatch.cc chains them (docs/contributing.md, Adding an input format). Bounds are
+// checked against the captured bytes; sizes are taken from length fields only.
 #pragma once
 
 #include <cstdint>

@@ -16,7 +16,7 @@ struct Entry {
   Stat unsupported;  // ... and DecodeStatus::kUnsupported
 };
 
-// The one place that says what follows what (STYLE.md §2).
+// The one place that says what follows what (docs/contributing.md, Adding an input format).
 constexpr std::array<Entry, 19> kTable = {{
     {Layer::kLinkType, kLinkEthernet, DecodeEthernet, Stat::packet_malformed, Stat::packet_malformed},
     {Layer::kLinkType, kLinkRaw, DecodeRawIp, Stat::packet_malformed, Stat::packet_malformed},

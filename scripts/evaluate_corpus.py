@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Scores llmprism on the real-traffic corpus (tests/realtraffic/corpus, docs/realtraffic.md).
+
+For each variant: `llmprism analyze capture.pcap.zst --topology topology.csv --report
+report.json`, then `llmprism eval --truth truth.json --report report.json --json`. Prints one
+markdown table (one row per variant), then per variant what went wrong: mislabelled, missing and
+extra pairs (with each GPU's role in the truth: rank, stage s, DP index d, TP index t), the layout
+found, and the warning+ findings. With --check, compares every variant with
+tests/realtraffic/thresholds.json and exits 1 if any threshold is missed.
+
+Usage: scripts/evaluate_corpus.py [--bin build/apps/llmprism/llmprism] [--corpus DIR]
+                                  [--work /tmp/llmprism-corpus-eval] [--check] [variant...]
+"""
+import argparse
+import json
+import os
+import sys
+
+from prism_eval import analyze_and_eval
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def ip_key(ip):
+    return tuple(int(x) for x in ip.split("."))
+
+
+def roles(truth):
+    """GPU ip -> 'r<rank> s<stage> d<dp> t<tp>' from the truth layout (stage lists are dp-major,
+    tp fastest, as tests/realtraffic/variants.py assigns them)."""
+    out = {}
+    for job in truth["jobs"]:
+        lay = job["layout"]
+        for s, stage in enumerate(lay["stages"]):
+            for k, ip in enumerate(stage):
+                out[ip] = (f"{job['id']} r{job['gpus'].index(ip)} s{s} d{k // lay['tp']} "
+                           f"t{k % lay['tp']}")
+    return out
+
+
+def warning_findings(report):
+    return [f for f in report.get("findings", []) if f.get("severity") in ("warning", "critical")]
+
+
+def details(variant, truth, report, m):
+    """Lines describing what the report got wrong."""
+    lines = []
+    role = roles(truth)
+    who = lambda ip: f"{ip} ({role.get(ip, 'not a GPU')})"  # noqa: E731
+    rpairs = {tuple(sorted((p["a"], p["b"]), key=ip_key)): p for p in report.get("pairs", [])}
+    tkeys = set()
+    for p in truth["pairs"]:
+        key = tuple(sorted((p["a"], p["b"]), key=ip_key))
+        tkeys.add(key)
+        r = rpairs.get(key)
+        if r is None:
+            lines.append(f"- missing {p['label']} pair {who(key[0])} - {who(key[1])}")
+        elif r["label"] != p["label"]:
+            rule = r.get("evidence", {}).get("rule", "")
+            lines.append(f"- {p['label']} pair {who(key[0])} - {who(key[1])} labelled "
+                         f"{r['label']} (rule: {rule})")
+    for key, r in sorted(rpairs.items(), key=lambda kv: [ip_key(x) for x in kv[0]]):
+        if key not in tkeys and r["label"] in ("dp", "pp", "tp"):
+            rule = r.get("evidence", {}).get("rule", "")
+            lines.append(f"- extra {r['label']} pair {who(key[0])} - {who(key[1])} "
+                         f"(rule: {rule})")
+    for j in m["details"]["jobs"]:
+        rj = next((x for x in report["jobs"] if x["id"] == j["report_id"]), None)
+        tj = next(x for x in truth["jobs"] if x["id"] == j["truth_id"])
+        if rj is None:
+            lines.append(f"- {j['truth_id']} ({j['layout']}): not found")
+            continue
+        lay = rj["layout"]
+        if not j["layout_match"]["exact"]:
+            stages = " | ".join(",".join(ip.split(".")[-1] for ip in st) for st in lay["stages"])
+            tstages = " | ".join(",".join(ip.split(".")[-1] for ip in st)
+                                 for st in tj["layout"]["stages"])
+            lines.append(f"- {j['truth_id']}: layout {lay['dp']}x{lay['pp']}x{lay['tp']} stages "
+                         f"[{stages}], truth {j['layout']} [{tstages}] (last octets)")
+        if not j["exact"]:
+            lines.append(f"- {j['truth_id']}: report {j['report_id']} has {j['report_gpus']} GPUs, "
+                         f"{j['overlap_gpus']} of the truth's {j['truth_gpus']}")
+        lines.append(f"- {j['truth_id']}: steps matched {j['steps_matched']}/{j['steps_total']}, "
+                     f"report step median {rj.get('step_time', {}).get('median_s')} s")
+    for f in warning_findings(report)[:8]:
+        lines.append(f"- finding {f['severity']} {f['kind']} gpus {len(f.get('gpus', []))} "
+                     f"switches {f.get('switches', [])}: {f.get('summary', '')}")
+    n = len(warning_findings(report))
+    if n > 8:
+        lines.append(f"- ... {n - 8} more warning+ findings")
+    return lines
+
+
+def check(variant, row, thresholds):
+    limits = dict(thresholds["default"])
+    limits.update(thresholds["variants"].get(variant, {}))
+    misses = []
+    for key, bound in limits.items():
+        if bound is None:
+            continue
+        metric, kind = key.rsplit("_", 1)
+        value = row.get(metric)
+        if value is None:
+            misses.append(f"{metric} n/a (needs {'>=' if kind == 'min' else '<='} {bound})")
+        elif kind == "min" and value < bound:
+            misses.append(f"{metric} {value:.4g} < {bound}")
+        elif kind == "max" and value > bound:
+            misses.append(f"{metric} {value:.4g} > {bound}")
+    return misses
+
+
+def fmt(v, digits=3):
+    if v is None:
+        return "n/a"
+    if isinstance(v, int):
+        return str(v)
+    return f"{v:.{digits}f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build/apps/llmprism/llmprism"))
+    ap.add_argument("--corpus", default=os.path.join(ROOT, "tests/realtraffic/corpus"))
+    ap.add_argument("--work", default="/tmp/llmprism-corpus-eval")
+    ap.add_argument("--thresholds", default=os.path.join(ROOT, "tests/realtraffic/thresholds.json"))
+    ap.add_argument("--check", action="store_true", help="exit 1 if a threshold is missed")
+    ap.add_argument("variants", nargs="*")
+    args = ap.parse_args()
+    variants = args.variants or sorted(
+        d for d in os.listdir(args.corpus) if os.path.exists(os.path.join(args.corpus, d, "truth.json")))
+    if not variants:
+        sys.exit(f"{args.corpus}: no corpus variant (a directory with truth.json)")
+    thresholds = json.load(open(args.thresholds))
+
+    rows, notes, failures = [], [], {}
+    for v in variants:
+        d = os.path.join(args.corpus, v)
+        w = os.path.join(args.work, v)
+        os.makedirs(w, exist_ok=True)
+        report_path = os.path.join(w, "report.json")
+        m = analyze_and_eval(args.bin, [os.path.join(d, "capture.pcap.zst")],
+                             os.path.join(d, "topology.csv"), report_path,
+                             os.path.join(d, "truth.json"))
+        truth = json.load(open(os.path.join(d, "truth.json")))
+        report = json.load(open(report_path))
+        c = m["details"]["counts"]
+        row = dict(m)
+        row["pairs_extra_labelled"] = c["pairs_extra_labelled"]
+        row["warning_findings"] = len(warning_findings(report))
+        row["ranks"] = sum(len(j["gpus"]) for j in truth["jobs"])
+        row["truth_steps"] = c["truth_steps"]
+        row["records"] = report["input"].get("records_read", 0)
+        rows.append((v, row))
+        notes.append((v, details(v, truth, report, m)))
+        misses = check(v, row, thresholds)
+        if misses:
+            failures[v] = misses
+        print(f"{v}: " + " ".join(f"{k}={fmt(row.get(k), 4)}" for k in (
+            "jobs_exact_fraction", "pairs_accuracy", "pairs_extra_labelled", "step_error_p50",
+            "steps_matched_fraction", "warning_findings")), file=sys.stderr)
+
+    cols = [("ranks", "ranks", 0), ("truth_steps", "truth steps", 0), ("records", "records", 0),
+            ("jobs_exact_fraction", "jobs exact", 3), ("pairs_accuracy", "pairs acc", 3),
+            ("pairs_extra_labelled", "extra dp/pp/tp pairs", 0),
+            ("layout_exact_fraction", "layout exact", 3), ("step_error_p50", "step err p50", 4),
+            ("step_error_p99", "step err p99", 4), ("step_error_max", "step err max", 4),
+            ("steps_matched_fraction", "steps matched", 3), ("faults_precision", "faults P", 3),
+            ("faults_recall", "faults R", 3), ("faults_localized_fraction", "localized", 3),
+            ("faults_cause_fraction", "cause", 3), ("warning_findings", "warning+ findings", 0)]
+    print("| variant | " + " | ".join(c[1] for c in cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for v, row in rows:
+        print(f"| {v} | " + " | ".join(fmt(row.get(k), digits) for k, _, digits in cols) + " |")
+    print()
+    for v, lines in notes:
+        if lines:
+            print(f"#### {v}\n" + "\n".join(lines) + "\n")
+    if args.check:
+        if failures:
+            print("Thresholds missed (tests/realtraffic/thresholds.json):")
+            for v, misses in failures.items():
+                print(f"- {v}: " + "; ".join(misses))
+            return 1
+        print("Every variant meets its thresholds.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""The real-traffic corpus variants: jobs, parallelism, emulated GPU times, faults and hosts.
+
+One place for the configuration that make_corpus.sh (through `variants.py plan VARIANT`),
+train.py (each rank reads its job here) and build_truth.py share. Every GPU rank runs in its own
+network namespace ("host") with one IP; a variant may add a storage namespace. IPs are
+10.77.0.<11 + host index>; the switch is one Linux bridge named BRIDGE.
+
+Usage: variants.py list | plan VARIANT
+"""
+import sys
+
+BRIDGE = "rtbr0"
+SUBNET_PREFIX = "10.77.0."
+FIRST_HOST_OCTET = 11
+MASTER_PORT = 29500  # + job index: every job's TCPStore rendezvous port on its rank 0
+STORAGE_PORT = 29900  # storage_server.py on the storage namespace
+
+
+def job(name, dp=1, pp=1, tp=1, schedule="none", microbatches=1, mode="allreduce", layers=4,
+        hidden=64, batch=16, vocab=4096, fwd_ms=25.0, bwd_ms=50.0, opt_ms=10.0, steps=60,
+        bucket_mb=0.02, straggler=None, storage=False):
+    """One training job. Times are emulated GPU kernel times in ms per layer and micro-batch.
+
+    The real math is kept tiny (hidden x hidden layers on `batch` rows: this torch runs matrix
+    products on the reference BLAS, and up to 8 ranks share 2 cores); stage 0 holds a
+    vocab x hidden token embedding (1 MiB at the defaults) whose dense gradient is most of the
+    first stage's data-parallel bytes. Activations are batch x hidden floats (4 KiB).
+
+    mode: allreduce (gradients all-reduced after the backward), ddp (DistributedDataParallel,
+    buckets overlapped with the backward), zero (ring reduce-scatter of gradients, shard update,
+    all-gather of parameters overlapped with the next forward).
+    straggler: (rank, first_step, last_step, factor): that rank's GPU time x factor in steps
+    first_step..last_step inclusive.
+    """
+    return dict(name=name, dp=dp, pp=pp, tp=tp, schedule=schedule, microbatches=microbatches,
+                mode=mode, layers=layers, hidden=hidden, batch=batch, vocab=vocab, fwd_ms=fwd_ms,
+                bwd_ms=bwd_ms, opt_ms=opt_ms, steps=steps, bucket_mb=bucket_mb,
+                straggler=straggler, storage=storage)
+
+
+# Pipeline jobs: `layers` per stage, times per layer and micro-batch.
+VARIANTS = {
+    "dp": dict(jobs=[job("job0", dp=4, layers=4, fwd_ms=25, bwd_ms=50, steps=60)]),
+    "pp-1f1b": dict(jobs=[job("job0", dp=2, pp=3, schedule="1f1b", microbatches=4, layers=2,
+                              fwd_ms=10, bwd_ms=20, steps=60)]),
+    "pp-gpipe": dict(jobs=[job("job0", dp=2, pp=2, schedule="gpipe", microbatches=4, layers=2,
+                               fwd_ms=12, bwd_ms=24, steps=60)]),
+    "tp": dict(jobs=[job("job0", dp=2, pp=2, tp=2, schedule="1f1b", microbatches=4, layers=1,
+                         fwd_ms=20, bwd_ms=40, steps=45)]),
+    "ddp": dict(jobs=[job("job0", dp=4, mode="ddp", layers=6, fwd_ms=15, bwd_ms=35,
+                          steps=60)]),
+    "zero": dict(jobs=[job("job0", dp=4, mode="zero", layers=4, fwd_ms=25, bwd_ms=50,
+                           steps=60)]),
+    "two-jobs": dict(jobs=[job("job0", dp=2, pp=2, schedule="1f1b", microbatches=4, layers=2,
+                               fwd_ms=12, bwd_ms=24, steps=60, storage=True),
+                           job("job1", dp=2, layers=4, fwd_ms=30, bwd_ms=60, steps=50,
+                               storage=True)],
+                     storage=True),
+    "straggler": dict(jobs=[job("job0", dp=2, pp=2, schedule="1f1b", microbatches=4, layers=2,
+                                fwd_ms=12, bwd_ms=24, steps=70,
+                                straggler=(1, 25, 45, 1.5))]),
+    "straggler-mild": dict(jobs=[job("job0", dp=2, pp=2, schedule="1f1b", microbatches=4,
+                                     layers=2, fwd_ms=12, bwd_ms=24, steps=70,
+                                     straggler=(1, 25, 45, 1.2))]),
+    # tc tbf on host 1's link (both directions) from step 25 to step 45 of job0's rank 0: host 1
+    # is rank 1, stage 0, whose DP all-reduce with rank 0 carries the 1 MiB embedding gradient.
+    "degraded-link": dict(jobs=[job("job0", dp=2, pp=2, schedule="1f1b", microbatches=4,
+                                    layers=2, fwd_ms=12, bwd_ms=24, steps=70)],
+                          link=dict(host=1, first_step=25, last_step=45, rate="100mbit",
+                                    factor=None)),
+}
+
+
+def hosts_of(variant):
+    """[(host name, ip, kind, job name or None, rank or None)] in host order."""
+    v = VARIANTS[variant]
+    out = []
+    for j in v["jobs"]:
+        for r in range(j["dp"] * j["pp"] * j["tp"]):
+            k = len(out)
+            out.append((f"host{k}", SUBNET_PREFIX + str(FIRST_HOST_OCTET + k), "gpu", j["name"], r))
+    if v.get("storage"):
+        k = len(out)
+        out.append((f"storage{k}", SUBNET_PREFIX + str(FIRST_HOST_OCTET + k), "storage", None,
+                    None))
+    return out
+
+
+def job_ips(variant, job_name):
+    return [ip for (_, ip, kind, j, _) in hosts_of(variant) if j == job_name]
+
+
+def storage_ip(variant):
+    for (_, ip, kind, _, _) in hosts_of(variant):
+        if kind == "storage":
+            return ip
+    return None
+
+
+def job_index(variant, job_name):
+    return [j["name"] for j in VARIANTS[variant]["jobs"]].index(job_name)
+
+
+def job_config(variant, job_name):
+    return VARIANTS[variant]["jobs"][job_index(variant, job_name)]
+
+
+def coords(j, rank):
+    """(stage, dp index, tp index) of a rank: tp fastest, then dp, then the pipeline stage."""
+    tp_i = rank % j["tp"]
+    dp_i = (rank // j["tp"]) % j["dp"]
+    stage = rank // (j["tp"] * j["dp"])
+    return stage, dp_i, tp_i
+
+
+def rank_of(j, stage, dp_i, tp_i):
+    return stage * j["dp"] * j["tp"] + dp_i * j["tp"] + tp_i
+
+
+def plan(variant):
+    """Lines for make_corpus.sh: host NAME IP KIND / rank JOB RANK HOST / link ... / storage."""
+    v = VARIANTS[variant]
+    lines = []
+    hosts = hosts_of(variant)
+    for (name, ip, kind, _, _) in hosts:
+        lines.append(f"host {name} {ip} {kind}")
+    for (name, ip, kind, j, r) in hosts:
+        if kind == "gpu":
+            lines.append(f"rank {j} {r} {name}")
+    if v.get("storage"):
+        lines.append(f"storage {storage_ip(variant)}")
+    if "link" in v:
+        ln = v["link"]
+        lines.append(f"link {hosts[ln['host']][0]} {ln['rate']} {ln['first_step']} {ln['last_step']}")
+    return lines
+
+
+def main(argv):
+    if len(argv) == 2 and argv[1] == "list":
+        print("\n".join(VARIANTS))
+        return 0
+    if len(argv) == 3 and argv[1] == "plan":
+        if argv[2] not in VARIANTS:
+            print(f"variants.py: unknown variant '{argv[2]}' (have: {', '.join(VARIANTS)})",
+                  file=sys.stderr)
+            return 2
+        print("\n".join(plan(argv[2])))
+        return 0
+    print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
