@@ -48,6 +48,8 @@ struct PairEvidence {
   uint32_t both_way_steps = 0;   // steps with data both ways
   uint32_t ordered_steps = 0;    // of those, steps that open with one direction alone and close
                                  // with the other alone (forward first, backward last)
+  double step_ordered_share = -1;  // the same, net of direction, within the steps of the job's
+                                   // DP groups (-1: not measured; classify/step_order.h)
   std::string rule;             // which rule decided the label
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analysis/classify/step_order.h"
 #include "analysis/layout/layout_inference.h"
 #include "analysis/parallel_for.h"
 #include "analysis/steps/dp_group_steps.h"
@@ -39,11 +40,20 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   uint64_t pair_transfers = 0;
   for (const PairTransfers& t : transfers) pair_transfers += t.transfers.size();
   timer.Lap("classify_pairs", pair_transfers);
-  const size_t refined = RefinePairs(&results.pairs, flows.endpoints().size());
+  size_t refined = RefinePairs(&results.pairs, flows.endpoints().size());
   std::vector<int> tp_of_job(results.jobs.size());
-  for (size_t j = 0; j < results.jobs.size(); ++j) {
-    tp_of_job[j] = InferTensorParallel(static_cast<int>(j), results.pairs, ctx, results.jobs[j]);
-    results.jobs[j].layout.tp = tp_of_job[j];
+  auto infer_tp = [&] {
+    for (size_t j = 0; j < results.jobs.size(); ++j) {
+      tp_of_job[j] = InferTensorParallel(static_cast<int>(j), results.pairs, ctx, results.jobs[j]);
+      results.jobs[j].layout.tp = tp_of_job[j];
+    }
+  };
+  infer_tp();
+  // Two-way pairs again, within the steps of the DP groups found so far (classify/step_order.h).
+  if (RefineByStepOrder(&results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
+                        options.timelines.steps, options.step_order, options.threads) > 0) {
+    refined += RefinePairs(&results.pairs, flows.endpoints().size());
+    infer_tp();
   }
   const DpGroupSteps groups =
       FindDpGroupSteps(results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,

@@ -8,6 +8,7 @@
 
 #include "analysis/analysis_results.h"
 #include "analysis/classify/pair_classifier.h"
+#include "analysis/classify/step_order.h"
 #include "analysis/endpoint_context.h"
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/stage_timer.h"
@@ -19,6 +20,7 @@ namespace prism::analysis {
 struct AnalysisOptions {
   JobRecognitionOptions jobs;
   PairClassifierOptions pairs;
+  StepOrderOptions step_order;
   TimelineOptions timelines;
   int threads = 1;  // independent pairs and jobs in parallel
   // Called once every pair's transfers are built, when no later stage reads the QP and sampling

@@ -56,6 +56,7 @@ json PairJson(const ReportPair& p) {
         {"aligned_starts", e.aligned_starts},
         {"both_way_steps", e.both_way_steps},
         {"ordered_steps", e.ordered_steps},
+        {"step_ordered_share", e.step_ordered_share},
         {"rule", e.rule}}},
   };
 }

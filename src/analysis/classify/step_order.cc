@@ -1,0 +1,116 @@
+#include "analysis/classify/step_order.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "analysis/parallel_for.h"
+#include "analysis/steps/dp_group_steps.h"
+
+namespace prism::analysis {
+
+WindowOrder MeasureOrderInWindows(const std::vector<Transfer>& ts,
+                                  const std::vector<int64_t>& step_ends) {
+  WindowOrder out;
+  size_t first = 0;
+  for (size_t k = 1; k < step_ends.size(); ++k) {
+    while (first < ts.size() && ts[first].start_ns < step_ends[k - 1]) ++first;
+    size_t last = first;
+    while (last < ts.size() && ts[last].start_ns < step_ends[k]) ++last;
+    if (last == first) continue;
+    const Activity step{first, last - 1, ts[first].start_ns, 0};
+    const StepOrder order = MeasureStepOrder(ts, std::span(&step, 1));
+    out.both_way += order.both_way_steps;
+    out.ordered_from_a += order.ordered_from_a;
+    first = last;
+  }
+  return out;
+}
+
+namespace {
+
+bool Reconsidered(const Pair& p, const PairTransfers& t) {
+  return p.evidence.bidirectional && p.label != PairLabel::kUnknown && t.transfers.size() >= 4;
+}
+
+}  // namespace
+
+size_t RefineByStepOrder(std::vector<Pair>* pairs, const std::vector<PairTransfers>& transfers,
+                         const EndpointContext& ctx, const std::vector<int>& job_of,
+                         const std::vector<int>& tp_of_job, int64_t window_end_ns,
+                         const StepSegmenterOptions& steps, const StepOrderOptions& options,
+                         int threads) {
+  const DpGroupSteps groups = FindDpGroupSteps(*pairs, transfers, ctx, job_of, tp_of_job,
+                                               window_end_ns, /*tail_guard_steps=*/0, steps,
+                                               threads);
+  const size_t num_groups = groups.steps.size();
+  if (num_groups == 0) return 0;
+  // DP pairs per group, and per job the group with the most of them.
+  std::vector<size_t> group_pairs(num_groups, 0);
+  std::vector<int> group_job(num_groups, -1);
+  for (const Pair& p : *pairs) {
+    if (p.label != PairLabel::kDp) continue;
+    const int g = groups.group_of[p.a];
+    ++group_pairs[size_t(g)];
+    group_job[size_t(g)] = p.job;
+  }
+  int max_job = -1;
+  for (int j : job_of) max_job = std::max(max_job, j);
+  std::vector<int> main_group(size_t(max_job + 1), -1);
+  for (size_t g = 0; g < num_groups; ++g) {
+    const int j = group_job[g];
+    if (j < 0) continue;
+    int& best = main_group[size_t(j)];
+    if (best < 0 || group_pairs[g] > group_pairs[size_t(best)]) best = int(g);
+  }
+  std::vector<std::vector<int64_t>> ends(num_groups);
+  for (size_t g = 0; g < num_groups; ++g)
+    for (const Activity& a : groups.steps[g]) ends[g].push_back(a.end_ns);
+
+  // The groups a pair is measured against: its endpoints' groups and the job's main group, each
+  // unless the pair is that group's only pair (a pair cannot be its own reference).
+  auto references = [&](const Pair& p) {
+    std::vector<int> out;
+    const int job_main =
+        p.job >= 0 && size_t(p.job) < main_group.size() ? main_group[size_t(p.job)] : -1;
+    for (int g : {groups.group_of[p.a], groups.group_of[p.b], job_main}) {
+      if (g < 0 || std::find(out.begin(), out.end(), g) != out.end()) continue;
+      const bool own = p.label == PairLabel::kDp && groups.group_of[p.a] == g;
+      if (group_pairs[size_t(g)] > (own ? 1u : 0u)) out.push_back(g);
+    }
+    return out;
+  };
+
+  std::vector<PairLabel> label(pairs->size());
+  for (size_t i = 0; i < pairs->size(); ++i) label[i] = (*pairs)[i].label;
+  ParallelFor(pairs->size(), threads, [&](size_t i) {
+    Pair& p = (*pairs)[i];
+    if (!Reconsidered(p, transfers[i])) return;
+    // A pipeline pair is ordered within the steps of any group whose activities are whole steps;
+    // a group cut in pieces (two-phase DP, a missed gap) spoils the test, so the best reference
+    // counts. A collective is ordered within none.
+    double share = -1;
+    for (int g : references(p)) {
+      if (ends[size_t(g)].size() < options.min_steps + 1) continue;
+      const WindowOrder order = MeasureOrderInWindows(transfers[i].transfers, ends[size_t(g)]);
+      if (order.both_way < options.min_steps) continue;
+      share = std::max(share, double(std::abs(order.ordered_from_a)) / double(order.both_way));
+    }
+    if (share < 0) return;
+    p.evidence.step_ordered_share = share;
+    if (share >= options.min_ordered_share) {
+      label[i] = PairLabel::kPp;
+      p.evidence.rule = "ordered-in-steps";
+    } else {
+      label[i] = PairLabel::kDp;
+      p.evidence.rule = "unordered-in-steps";
+    }
+  });
+  size_t changed = 0;
+  for (size_t i = 0; i < pairs->size(); ++i) {
+    if ((*pairs)[i].label != label[i]) ++changed;
+    (*pairs)[i].label = label[i];
+  }
+  return changed;
+}
+
+}  // namespace prism::analysis

@@ -1,0 +1,54 @@
+// File: analysis/classify/step_order.h
+// Pair labels, second pass: a pair that sends both ways is tested against the job's steps.
+//
+// ClassifyPair looks at one pair alone. A two-way pair is a collective when its bursts start
+// together both ways, a pipeline pair when its directions take turns; but on real traffic the two
+// blur: stages in lockstep send a 1F1B pipeline's activations and gradients at the same moments,
+// and a collective over a throttled link or between ranks descheduled by their host starts many
+// bursts one way alone. What does not blur is a pipeline's shape within a training step: it opens
+// with activations alone (the warm-up forwards) and closes with gradients alone (the cool-down
+// backwards), the same directions every step. A collective's bursts, seen within the same steps,
+// sit in one cluster that starts both ways at once.
+//
+// The steps come from the DP groups found so far (components of the pairs labelled DP, their
+// activity ends: analysis/steps/dp_group_steps.h), never from the pair itself: a pair's own idle
+// gaps do not say where a pipeline's steps end (a deep pipeline's warm-up bubble can outlast the
+// step gap). A pair is measured against its own group when that group has other pairs, else
+// against the job's group with the most pairs: every stage of a job steps at the same rate, and a
+// pipeline pair's whole step falls between two ends of any stage's DP phase.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analysis/analysis_results.h"
+#include "analysis/classify/pair_classifier.h"
+#include "analysis/classify/transfers.h"
+#include "analysis/endpoint_context.h"
+#include "analysis/steps/step_segmenter.h"
+
+namespace prism::analysis {
+
+struct StepOrderOptions {
+  double min_ordered_share = 0.6;  // of the steps with data both ways, net of direction
+  uint32_t min_steps = 3;
+};
+
+// Per window [ends[k-1], ends[k]) of `step_ends` (ascending): the transfers that start in it,
+// tested as MeasureStepOrder tests a step.
+struct WindowOrder {
+  uint32_t both_way = 0;
+  int32_t ordered_from_a = 0;  // ordered windows opened a -> b, minus those opened b -> a
+};
+WindowOrder MeasureOrderInWindows(const std::vector<Transfer>& transfers,
+                                  const std::vector<int64_t>& step_ends);
+
+// Relabels the two-way pairs of every job that has a DP group (above); fills evidence
+// step_ordered_share. Returns how many labels changed.
+size_t RefineByStepOrder(std::vector<Pair>* pairs, const std::vector<PairTransfers>& transfers,
+                         const EndpointContext& ctx, const std::vector<int>& job_of,
+                         const std::vector<int>& tp_of_job, int64_t window_end_ns,
+                         const StepSegmenterOptions& steps, const StepOrderOptions& options,
+                         int threads);
+
+}  // namespace prism::analysis
