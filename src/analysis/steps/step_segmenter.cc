@@ -92,6 +92,27 @@ std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<co
   return bursts;
 }
 
+namespace {
+
+// Whether cutting at idle gaps above exp(threshold) gives regular steps: at least 3, their
+// start-to-start periods within `max_spread` of their median (median absolute deviation).
+bool RegularAt(const std::vector<Activity>& bursts, double log_threshold, double max_spread) {
+  std::vector<double> periods;
+  int64_t step_start = bursts[0].start_ns;
+  for (size_t i = 0; i + 1 < bursts.size(); ++i) {
+    const double gap = double(std::max<int64_t>(1, bursts[i + 1].start_ns - bursts[i].end_ns));
+    if (std::log(gap) <= log_threshold) continue;
+    periods.push_back(double(bursts[i + 1].start_ns - step_start));
+    step_start = bursts[i + 1].start_ns;
+  }
+  if (periods.size() < 3) return false;
+  const double m = Median(periods);
+  for (double& p : periods) p = std::fabs(p - m);
+  return Median(periods) <= max_spread * m;
+}
+
+}  // namespace
+
 int64_t StepGapThreshold(const std::vector<Activity>& bursts, const StepSegmenterOptions& options) {
   if (bursts.size() < 2) return INT64_MAX;
   std::vector<double> log_gap(bursts.size() - 1);
@@ -99,15 +120,24 @@ int64_t StepGapThreshold(const std::vector<Activity>& bursts, const StepSegmente
     log_gap[i] = std::log(double(std::max(options.min_interval_ns,
                                           bursts[i + 1].start_ns - bursts[i].end_ns)));
   std::sort(log_gap.begin(), log_gap.end());
+  // Candidate thresholds: every jump of at least the ratio between sorted gaps. Gaps often come
+  // in more than two classes (a collective's chunks, its buckets between backward layers, the
+  // step gap): the lowest candidate that cuts the series into regular steps wins, so buckets are
+  // not taken for steps and a rare longer pause (a checkpoint) is not taken for the step gap.
+  // Without a regular cut, the largest jump.
   double best_jump = std::log(options.min_step_gap_ratio);
-  double threshold = NAN;
+  double largest = NAN, regular = NAN;
   for (size_t i = 0; i + 1 < log_gap.size(); ++i) {
     const double jump = log_gap[i + 1] - log_gap[i];
+    if (jump < std::log(options.min_step_gap_ratio)) continue;
+    const double t = (log_gap[i] + log_gap[i + 1]) / 2;
+    if (std::isnan(regular) && RegularAt(bursts, t, options.max_period_spread)) regular = t;
     if (jump >= best_jump) {
       best_jump = jump;
-      threshold = (log_gap[i] + log_gap[i + 1]) / 2;
+      largest = t;
     }
   }
+  double threshold = !std::isnan(regular) ? regular : largest;
   // No two classes: every gap between bursts is a step gap.
   if (std::isnan(threshold)) threshold = log_gap.front() - std::log(options.min_step_gap_ratio) / 2;
   return static_cast<int64_t>(std::exp(threshold));
