@@ -1,6 +1,7 @@
 #include "analysis/timeline/timeline_builder.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "analysis/steps/dp_group_steps.h"
@@ -14,6 +15,14 @@ struct GpuTransfer {
   bool outgoing;
   bool dp;
 };
+
+// Whether an incoming transfer from `send`'s peer starts within `tolerance_ns` of it.
+bool LeavesWithPeer(const std::vector<PpEvent>& events, const PpEvent& send, int64_t tolerance_ns) {
+  for (const PpEvent& e : events)
+    if (!e.outgoing && e.peer == send.peer && std::abs(e.start_ns - send.start_ns) <= tolerance_ns)
+      return true;
+  return false;
+}
 
 int64_t MedianOf(std::vector<int64_t> v) {
   if (v.empty()) return 0;
@@ -175,7 +184,12 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
           }
           const int64_t gap = e.start_ns - std::max(last_send, input);
           if (gap > 0) {
-            (e.forward && !after_backward ? fwd_gaps : bwd_gaps).push_back(gap);
+            // A send that leaves together with a transfer from the same peer (a batched
+            // send/recv, or a rendezvous that waits for the receiver to post its buffer) left
+            // when the later of the two GPUs was ready: its gap may be the peer's delay, so it
+            // is not a measure of this GPU's op time.
+            if (!LeavesWithPeer(step.pp_events, e, options.paired_send_ns))
+              (e.forward && !after_backward ? fwd_gaps : bwd_gaps).push_back(gap);
             step.compute_ns += gap;
           }
           last_send = std::max(last_send, e.start_ns);
@@ -188,8 +202,8 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
         step.bubble_ns =
             std::max<int64_t>(0, step.end_ns - step.start_ns - dp_ns - step.compute_ns);
         // Forward and backward ops differ (backward ~2x): a median over both flips between them.
-        step.median_fwd_op_ns = fwd_gaps.size() >= 2 ? MedianOf(fwd_gaps) : 0;
-        step.median_bwd_op_ns = bwd_gaps.size() >= 2 ? MedianOf(bwd_gaps) : 0;
+        step.median_fwd_op_ns = fwd_gaps.empty() ? 0 : MedianOf(fwd_gaps);
+        step.median_bwd_op_ns = bwd_gaps.empty() ? 0 : MedianOf(bwd_gaps);
         step.median_op_ns = step.median_fwd_op_ns > 0 ? step.median_fwd_op_ns : step.median_bwd_op_ns;
       }
     }

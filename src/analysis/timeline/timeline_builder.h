@@ -23,6 +23,9 @@ struct TimelineOptions {
   // The last DP activity is dropped when it ends closer than this share of a step to the window
   // end: the rest of its burst may lie beyond the window.
   double tail_guard_steps = 0.25;
+  // A send that starts within this of a transfer from the same peer is not an op measurement
+  // (see median_*_op_ns): a millisecond, as for pair classification's aligned starts.
+  int64_t paired_send_ns = 1'000'000;
 };
 
 // `(*pair_transfers)[i]` are the transfers of `pairs[i]`; `stage_of` per endpoint. The job's

@@ -1,6 +1,7 @@
 #include "diagnosis/rules/straggler_rule.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -23,7 +24,7 @@ std::vector<Finding> FindStragglers(const RuleContext& rc) {
     if (t.stage >= 0) stages[{t.job, t.stage}].push_back(&t);
 
   for (const auto& [key, tls] : stages) {
-    if (tls.size() < 3) continue;
+    if (tls.size() < 2) continue;
     size_t steps = SIZE_MAX;
     for (const auto* t : tls) steps = std::min(steps, t->steps.size());
     if (steps == 0 || steps == SIZE_MAX) continue;
@@ -51,10 +52,32 @@ std::vector<Finding> FindStragglers(const RuleContext& rc) {
         op[g][k] = double(fwd ? tls[g]->steps[k].median_fwd_op_ns : tls[g]->steps[k].median_bwd_op_ns);
       }
     }
+    // Each GPU's own usual op time over the window: with two GPUs a stage has no majority to
+    // say which one changed, so a GPU is slow where it is slower than its peer and than itself.
+    std::vector<double> own(tls.size(), 0);
+    for (size_t g = 0; g < tls.size(); ++g) {
+      std::vector<double> mine;
+      for (size_t k = 0; k < steps; ++k)
+        if (op[g][k] > 0) mine.push_back(op[g][k]);
+      if (mine.size() >= 2 * size_t(o.persist_units)) own[g] = Median(std::move(mine));
+    }
     for (size_t k = 0; k < steps; ++k) {
       std::vector<double> ops;
       for (size_t g = 0; g < tls.size(); ++g)
         if (op[g][k] > 0) ops.push_back(op[g][k]);
+      if (ops.size() == 2 && tls.size() == 2) {
+        for (size_t g = 0; g < 2; ++g) {
+          const double v = op[g][k], peer = op[1 - g][k];
+          // ... and its peer is not slower than its own usual either (a hiccup of the host
+          // or of the whole job slows both).
+          flagged[g][k] = own[g] > 0 && own[1 - g] > 0 && v > peer * (1 + o.min_gpu_effect) &&
+                          v > own[g] * (1 + o.min_gpu_effect) &&
+                          peer < own[1 - g] * (1 + o.min_gpu_effect / 2);
+        }
+        peer_median[k] = std::min(ops[0], ops[1]);
+        peer_sigma[k] = std::fabs(ops[0] - ops[1]);
+        continue;
+      }
       if (ops.size() < 3) continue;
       const double m = Median(ops);
       const double s = std::max(RobustSigma(ops, m), kMinSigmaFraction * m);
@@ -71,9 +94,12 @@ std::vector<Finding> FindStragglers(const RuleContext& rc) {
       Run run;
     };
     std::map<int, std::vector<Hit>> by_host;
+    // Two GPUs compare one against the other, with no majority to outvote a noisy step: such a
+    // finding needs twice the persistence.
+    const int persist = tls.size() == 2 ? 2 * o.persist_units : o.persist_units;
     for (size_t g = 0; g < tls.size(); ++g)
       for (const Run& run : FlaggedRuns(flagged[g], 1))
-        if (static_cast<int>(run.flagged) >= o.persist_units)
+        if (static_cast<int>(run.flagged) >= persist)
           by_host[rc.ctx.host[tls[g]->gpu]].push_back({g, run});
     for (auto& [host, hits] : by_host) {
       size_t first = SIZE_MAX, last = 0, units = 0;
