@@ -26,7 +26,7 @@ struct Job {
   Layout layout;
 };
 
-enum class PairLabel { kDp, kPp, kUnknown };
+enum class PairLabel { kDp, kPp, kTp, kUnknown };
 const char* PairLabelName(PairLabel label);
 
 struct PairEvidence {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "analysis/classify/step_order.h"
+#include "analysis/classify/tensor_parallel.h"
 #include "analysis/layout/layout_inference.h"
 #include "analysis/parallel_for.h"
 #include "analysis/steps/dp_group_steps.h"
@@ -13,6 +14,7 @@ const char* PairLabelName(PairLabel label) {
   switch (label) {
     case PairLabel::kDp: return "dp";
     case PairLabel::kPp: return "pp";
+    case PairLabel::kTp: return "tp";
     case PairLabel::kUnknown: break;
   }
   return "unknown";
@@ -48,6 +50,10 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
       results.jobs[j].layout.tp = tp_of_job[j];
     }
   };
+  // Tensor-parallel pairs first: left among the DP pairs they would join TP groups to DP groups
+  // and spoil the steps the next pass measures against (classify/tensor_parallel.h).
+  if (LabelTensorParallelPairs(&results.pairs, transfers, options.tensor_parallel) > 0)
+    refined += RefinePairs(&results.pairs, flows.endpoints().size());
   infer_tp();
   // Two-way pairs again, within the steps of the DP groups found so far (classify/step_order.h).
   if (RefineByStepOrder(&results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
@@ -65,6 +71,10 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
     if (results.pairs[i].label == PairLabel::kDp) dp_group_transfers += transfers[i].transfers.size();
   timer.Lap("dp_steps", dp_group_transfers);
 
+  // Tensor parallelism across hosts multiplies the degree found inside them.
+  for (size_t j = 0; j < results.jobs.size(); ++j)
+    results.jobs[j].layout.tp *= CrossHostTensorParallel(static_cast<int>(j), results.pairs,
+                                                         flows.endpoints().size());
   std::vector<int> stage_of(flows.endpoints().size(), -1);
   for (size_t j = 0; j < results.jobs.size(); ++j)
     InferLayout(static_cast<int>(j), results.pairs, flows.endpoints(), ctx, &results.jobs[j],

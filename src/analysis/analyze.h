@@ -9,6 +9,7 @@
 #include "analysis/analysis_results.h"
 #include "analysis/classify/pair_classifier.h"
 #include "analysis/classify/step_order.h"
+#include "analysis/classify/tensor_parallel.h"
 #include "analysis/endpoint_context.h"
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/stage_timer.h"
@@ -21,6 +22,7 @@ struct AnalysisOptions {
   JobRecognitionOptions jobs;
   PairClassifierOptions pairs;
   StepOrderOptions step_order;
+  TensorParallelOptions tensor_parallel;
   TimelineOptions timelines;
   int threads = 1;  // independent pairs and jobs in parallel
   // Called once every pair's transfers are built, when no later stage reads the QP and sampling

@@ -1,6 +1,7 @@
 #include "analysis/classify/step_order.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "analysis/parallel_for.h"
@@ -24,6 +25,17 @@ WindowOrder MeasureOrderInWindows(const std::vector<Transfer>& ts,
     first = last;
   }
   return out;
+}
+
+double PeriodIrregularity(const std::vector<int64_t>& step_ends) {
+  if (step_ends.size() < 4) return INFINITY;
+  std::vector<double> periods;
+  for (size_t k = 1; k < step_ends.size(); ++k) periods.push_back(double(step_ends[k] - step_ends[k - 1]));
+  std::sort(periods.begin(), periods.end());
+  const size_t n = periods.size();
+  const double q10 = periods[n / 10], median = periods[n / 2], q90 = periods[n - 1 - n / 10];
+  if (q10 <= 0) return INFINITY;
+  return std::max(q90 / median, median / q10);
 }
 
 namespace {
@@ -65,6 +77,11 @@ size_t RefineByStepOrder(std::vector<Pair>* pairs, const std::vector<PairTransfe
   std::vector<std::vector<int64_t>> ends(num_groups);
   for (size_t g = 0; g < num_groups; ++g)
     for (const Activity& a : groups.steps[g]) ends[g].push_back(a.end_ns);
+  // A group whose activities are not whole steps (cut at waits inside its collective, or merged
+  // over several steps) says nothing about order: only groups with regular steps are references.
+  std::vector<bool> regular(num_groups);
+  for (size_t g = 0; g < num_groups; ++g)
+    regular[g] = PeriodIrregularity(ends[g]) <= options.max_reference_irregularity;
 
   // The groups a pair is measured against: its endpoints' groups and the job's main group, each
   // unless the pair is that group's only pair (a pair cannot be its own reference).
@@ -73,7 +90,8 @@ size_t RefineByStepOrder(std::vector<Pair>* pairs, const std::vector<PairTransfe
     const int job_main =
         p.job >= 0 && size_t(p.job) < main_group.size() ? main_group[size_t(p.job)] : -1;
     for (int g : {groups.group_of[p.a], groups.group_of[p.b], job_main}) {
-      if (g < 0 || std::find(out.begin(), out.end(), g) != out.end()) continue;
+      if (g < 0 || !regular[size_t(g)] || std::find(out.begin(), out.end(), g) != out.end())
+        continue;
       const bool own = p.label == PairLabel::kDp && groups.group_of[p.a] == g;
       if (group_pairs[size_t(g)] > (own ? 1u : 0u)) out.push_back(g);
     }
@@ -100,10 +118,10 @@ size_t RefineByStepOrder(std::vector<Pair>* pairs, const std::vector<PairTransfe
     if (share >= options.min_ordered_share) {
       label[i] = PairLabel::kPp;
       p.evidence.rule = "ordered-in-steps";
-    } else {
+    } else if (share <= options.max_unordered_share) {
       label[i] = PairLabel::kDp;
       p.evidence.rule = "unordered-in-steps";
-    }
+    }  // in between, the steps found so far do not say: the first pass's label stands
   });
   size_t changed = 0;
   for (size_t i = 0; i < pairs->size(); ++i) {

@@ -30,9 +30,18 @@
 namespace prism::analysis {
 
 struct StepOrderOptions {
-  double min_ordered_share = 0.6;  // of the steps with data both ways, net of direction
+  // Of the windows with data both ways, net of direction: a pipeline pair from this share on, a
+  // collective up to `max_unordered_share` (a collective is ordered by chance only where a rank
+  // is late, one way; a pipeline pair falls short where the reference steps are cut wrong).
+  double min_ordered_share = 0.6;
+  double max_unordered_share = 0.2;
   uint32_t min_steps = 3;
+  double max_reference_irregularity = 2.0;  // PeriodIrregularity of a reference group's steps
 };
+
+// The larger of q90 / median and median / q10 of the periods between consecutive `step_ends`
+// (1 = all equal); infinity for fewer than 3 periods.
+double PeriodIrregularity(const std::vector<int64_t>& step_ends);
 
 // Per window [ends[k-1], ends[k]) of `step_ends` (ascending): the transfers that start in it,
 // tested as MeasureStepOrder tests a step.

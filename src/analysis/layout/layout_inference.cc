@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "analysis/jobs/union_find.h"
+
 namespace prism::analysis {
 namespace {
 
@@ -49,6 +51,23 @@ int InferTensorParallel(int job_index, const std::vector<Pair>& pairs, const End
     votes.push_back(g - offset);
   }
   return std::max(1, votes.empty() ? g : Mode(votes, g));
+}
+
+int CrossHostTensorParallel(int job_index, const std::vector<Pair>& pairs, size_t num_endpoints) {
+  UnionFind uf(num_endpoints);
+  std::set<EndpointId> members;
+  for (const Pair& p : pairs) {
+    if (p.job != job_index || p.label != PairLabel::kTp) continue;
+    uf.Union(p.a, p.b);
+    members.insert(p.a);
+    members.insert(p.b);
+  }
+  if (members.empty()) return 1;
+  std::map<uint32_t, int> size_of;
+  for (EndpointId e : members) ++size_of[uf.Find(e)];
+  std::vector<int> sizes;
+  for (auto [root, n] : size_of) sizes.push_back(n);
+  return Mode(sizes, 1);
 }
 
 void InferLayout(int job_index, const std::vector<Pair>& pairs, const EndpointTable& endpoints,

@@ -22,6 +22,10 @@ namespace prism::analysis {
 int InferTensorParallel(int job_index, const std::vector<Pair>& pairs, const EndpointContext& ctx,
                         const Job& job);
 
+// The size of the job's groups of TP-labelled pairs (TP across hosts; the mode over groups), 1
+// when it has none.
+int CrossHostTensorParallel(int job_index, const std::vector<Pair>& pairs, size_t num_endpoints);
+
 // Fills job->layout (its tp already set by InferTensorParallel) and per endpoint the stage index
 // (-1 for endpoints outside the job or without one). PP pairs must carry their per-step
 // measurements (MeasurePpPairs).

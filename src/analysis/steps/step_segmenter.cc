@@ -94,9 +94,12 @@ std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<co
 
 namespace {
 
-// Whether cutting at idle gaps above exp(threshold) gives regular steps: at least 3, their
-// start-to-start periods within `max_spread` of their median (median absolute deviation).
-bool RegularAt(const std::vector<Activity>& bursts, double log_threshold, double max_spread) {
+// How irregular the steps are when cut at idle gaps above exp(threshold): the larger of
+// q90 / median and median / q10 of their start-to-start periods (1 = all equal); infinity for
+// fewer than 3 steps. Quantiles, not a spread around the median: a cut at a collective's buckets
+// makes most periods short and alike, with the step gap's long periods a minority that a median
+// deviation would not see.
+double PeriodIrregularity(const std::vector<Activity>& bursts, double log_threshold) {
   std::vector<double> periods;
   int64_t step_start = bursts[0].start_ns;
   for (size_t i = 0; i + 1 < bursts.size(); ++i) {
@@ -105,10 +108,12 @@ bool RegularAt(const std::vector<Activity>& bursts, double log_threshold, double
     periods.push_back(double(bursts[i + 1].start_ns - step_start));
     step_start = bursts[i + 1].start_ns;
   }
-  if (periods.size() < 3) return false;
-  const double m = Median(periods);
-  for (double& p : periods) p = std::fabs(p - m);
-  return Median(periods) <= max_spread * m;
+  if (periods.size() < 3) return INFINITY;
+  std::sort(periods.begin(), periods.end());
+  const size_t n = periods.size();
+  const double q10 = periods[n / 10], median = periods[n / 2], q90 = periods[n - 1 - n / 10];
+  if (q10 <= 0) return INFINITY;
+  return std::max(q90 / median, median / q10);
 }
 
 }  // namespace
@@ -121,23 +126,23 @@ int64_t StepGapThreshold(const std::vector<Activity>& bursts, const StepSegmente
                                           bursts[i + 1].start_ns - bursts[i].end_ns)));
   std::sort(log_gap.begin(), log_gap.end());
   // Candidate thresholds: every jump of at least the ratio between sorted gaps. Gaps often come
-  // in more than two classes (a collective's chunks, its buckets between backward layers, the
-  // step gap): the lowest candidate that cuts the series into regular steps wins, so buckets are
-  // not taken for steps and a rare longer pause (a checkpoint) is not taken for the step gap.
-  // Without a regular cut, the largest jump.
-  double best_jump = std::log(options.min_step_gap_ratio);
-  double largest = NAN, regular = NAN;
+  // in more than two classes (a collective's chunks, its buckets between backward layers, waits
+  // for other rings, the optimizer, the step gap): the lowest candidate that cuts the series into
+  // regular steps wins, so buckets are not taken for steps and a rare longer pause (a checkpoint)
+  // is not taken for the step gap. Without a regular cut, the most regular one.
+  double regular = NAN, most_regular = NAN, best_spread = INFINITY;
   for (size_t i = 0; i + 1 < log_gap.size(); ++i) {
     const double jump = log_gap[i + 1] - log_gap[i];
     if (jump < std::log(options.min_step_gap_ratio)) continue;
     const double t = (log_gap[i] + log_gap[i + 1]) / 2;
-    if (std::isnan(regular) && RegularAt(bursts, t, options.max_period_spread)) regular = t;
-    if (jump >= best_jump) {
-      best_jump = jump;
-      largest = t;
+    const double spread = PeriodIrregularity(bursts, t);
+    if (std::isnan(regular) && spread <= options.max_period_irregularity) regular = t;
+    if (spread < best_spread) {
+      best_spread = spread;
+      most_regular = t;
     }
   }
-  double threshold = !std::isnan(regular) ? regular : largest;
+  double threshold = !std::isnan(regular) ? regular : most_regular;
   // No two classes: every gap between bursts is a step gap.
   if (std::isnan(threshold)) threshold = log_gap.front() - std::log(options.min_step_gap_ratio) / 2;
   return static_cast<int64_t>(std::exp(threshold));

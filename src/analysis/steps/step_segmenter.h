@@ -11,7 +11,7 @@
 //     interval is at least `min_cut_ratio` times the burst's median interval.
 //  2. Steps: the idle gaps between bursts are split in two classes at a jump of their sorted
 //     logarithms of at least `min_step_gap_ratio`: the lowest such jump that cuts the series into
-//     regular steps, else the largest (with no such jump, every gap between bursts is a step gap). Then one pass over the transfers starts a new step wherever the idle
+//     regular steps, else the most regular one (with no such jump, every gap between bursts is a step gap). Then one pass over the transfers starts a new step wherever the idle
 //     time exceeds that threshold. This joins a ring all-reduce's buckets, or ZeRO's reduce-scatter
 //     and all-gather, into one step, and a step gap the detector missed is still a step gap.
 #pragma once
@@ -36,9 +36,10 @@ struct StepSegmenterOptions {
   int64_t min_interval_ns = 1'000;  // intervals are clamped to this before the log
   double min_cut_ratio = 4.0;
   double min_step_gap_ratio = 3.0;
-  // Steps are regular: a cut whose step periods stray from their median by less than this
-  // (median absolute deviation, relative) is preferred to a larger jump (StepGapThreshold).
-  double max_period_spread = 0.1;
+  // Steps are regular: a cut whose step periods lie within this factor of their median (10th
+  // and 90th percentiles; contention and stragglers move steps by tens of percent) is preferred
+  // to one with more steps that are not (StepGapThreshold).
+  double max_period_irregularity = 1.6;
   // Two-phase DP (dp_group_steps.h): a step's DP bytes split in halves within this share.
   double phase_balance = 0.1;
   size_t max_run_lengths = 32;      // bounds BOCD cost per point

@@ -47,9 +47,13 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
   // Exact sizes first: these lists hold every transfer of the job twice (at the peak of the
   // analysis), and grown by doubling they kept up to half again as much, plus the freed blocks.
   std::vector<size_t> own_size(own.size()), stage_dp_size(num_stages);
+  // Tensor-parallel all-reduces are neither step boundaries nor pipeline events.
+  auto in_timeline = [&](const Pair& p) {
+    return p.job == job_index && (p.label == PairLabel::kDp || p.label == PairLabel::kPp);
+  };
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
-    if (p.job != job_index) continue;
+    if (!in_timeline(p)) continue;
     const size_t n = (*pair_transfers)[i].transfers.size();
     for (EndpointId e : {p.a, p.b}) {
       if (e >= own_size.size()) own_size.resize(size_t{e} + 1);
@@ -63,7 +67,7 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
   for (int s = 0; s < num_stages; ++s) stage_dp[s].reserve(stage_dp_size[s]);
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
-    if (p.job != job_index) continue;
+    if (!in_timeline(p)) continue;
     const bool dp = p.label == PairLabel::kDp;
     std::vector<Transfer>& transfers = (*pair_transfers)[i].transfers;
     for (const Transfer& t : transfers) {

@@ -1,0 +1,52 @@
+#include "analysis/classify/tensor_parallel.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace prism::analysis {
+
+double InterleavedShare(const std::vector<Transfer>& collective,
+                        const std::vector<Transfer>& pipeline) {
+  if (pipeline.size() < 2) return 0;
+  size_t with = 0, j = 0;
+  for (size_t i = 0; i + 1 < pipeline.size(); ++i) {
+    const int64_t lo = pipeline[i].start_ns, hi = pipeline[i + 1].start_ns;
+    while (j < collective.size() && collective[j].start_ns <= lo) ++j;
+    if (j < collective.size() && collective[j].start_ns < hi) ++with;
+  }
+  return double(with) / double(pipeline.size() - 1);
+}
+
+size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
+                                const std::vector<PairTransfers>& transfers,
+                                const TensorParallelOptions& options) {
+  // Pipeline pairs by GPU.
+  std::unordered_map<EndpointId, std::vector<size_t>> pipeline_of;
+  for (size_t i = 0; i < pairs->size(); ++i) {
+    const Pair& p = (*pairs)[i];
+    if (p.label != PairLabel::kPp || transfers[i].transfers.size() < options.min_intervals + 1)
+      continue;
+    pipeline_of[p.a].push_back(i);
+    pipeline_of[p.b].push_back(i);
+  }
+  std::vector<size_t> tp;
+  for (size_t i = 0; i < pairs->size(); ++i) {
+    const Pair& c = (*pairs)[i];
+    if (c.label != PairLabel::kDp) continue;
+    double best = 0;
+    for (EndpointId g : {c.a, c.b}) {
+      auto it = pipeline_of.find(g);
+      if (it == pipeline_of.end()) continue;
+      for (size_t p : it->second)
+        best = std::max(best, InterleavedShare(transfers[i].transfers, transfers[p].transfers));
+    }
+    if (best >= options.min_interleaved_share) tp.push_back(i);
+  }
+  for (size_t i : tp) {
+    (*pairs)[i].label = PairLabel::kTp;
+    (*pairs)[i].evidence.rule = "interleaved-with-pipeline";
+  }
+  return tp.size();
+}
+
+}  // namespace prism::analysis

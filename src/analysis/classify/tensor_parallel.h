@@ -1,0 +1,40 @@
+// File: analysis/classify/tensor_parallel.h
+// Pair labels: tensor-parallel (TP) pairs among the collectives.
+//
+// Tensor parallelism keeps a layer's matrices split over a group of GPUs that all-reduce the
+// layer's activations in every forward and every backward, of every micro-batch. Inside a host
+// that traffic rides NVLink, unseen; across hosts it is a collective like the gradients' (both
+// ways at once, or one way along a ring), so the first pass labels it DP. What sets it apart is
+// when it happens: the gradient collective runs once per step, after the pipeline has drained
+// (or during the last backward), while a TP group all-reduces between every two pipeline
+// transfers of its GPUs. So a collective pair of a GPU is TP when its bursts fall into most of the
+// intervals between consecutive transfers of the GPU's pipeline pairs (the gradient collective
+// falls into about one interval per step, the one holding the step boundary).
+// Needs pipeline pairs: a job without them (TP x DP only) keeps its TP pairs labelled DP.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "analysis/analysis_results.h"
+#include "analysis/classify/transfers.h"
+
+namespace prism::analysis {
+
+struct TensorParallelOptions {
+  double min_interleaved_share = 0.6;  // of a pipeline pair's intervals holding the pair's bursts
+  size_t min_intervals = 8;
+};
+
+// Share of the intervals between consecutive transfers of `pipeline` (start order) that hold the
+// start of at least one transfer of `collective`.
+double InterleavedShare(const std::vector<Transfer>& collective,
+                        const std::vector<Transfer>& pipeline);
+
+// Relabels DP pairs interleaved with a pipeline pair of one of their GPUs as TP (rule
+// "interleaved-with-pipeline"); returns how many.
+size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
+                                const std::vector<PairTransfers>& transfers,
+                                const TensorParallelOptions& options);
+
+}  // namespace prism::analysis
