@@ -14,6 +14,7 @@ namespace {
 
 using diagnosis::Median;
 using diagnosis::RobustSigma;
+using diagnosis::Severity;
 
 struct ServerAcc {
   std::vector<double> bytes;
@@ -584,7 +585,7 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
       f.units = static_cast<int>(run.last - run.first + 1);
       if (quiet_s >= quiet_normal + med && quiet_s >= 2 * refresh_s) {
         f.kind = "job_stall";
-        f.severity = quiet_s >= 3 * med ? 2 : 1;
+        f.severity = quiet_s >= 3 * med ? Severity::kCritical : Severity::kWarning;
         f.start_ms = grid.BinStartMs(best_at);
         f.end_ms = grid.BinStartMs(best_at + best_len);
         f.metric = "silence_s";
@@ -593,7 +594,7 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
                                 Seconds(quiet_s), Seconds(longest), Seconds(med));
       } else {
         f.kind = "slow_iteration";
-        f.severity = longest >= 1.5 * med ? 2 : 1;
+        f.severity = longest >= 1.5 * med ? Severity::kCritical : Severity::kWarning;
         f.start_ms = first.start_ms;
         f.end_ms = last.end_ms;
         f.metric = "iteration_s";
@@ -658,7 +659,7 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
           if (run.flagged < 2) continue;
           CountersFinding f;
           f.kind = "server_out_of_step";
-          f.severity = 1;
+          f.severity = Severity::kWarning;
           f.job = static_cast<int>(ji);
           f.servers = {job.servers[si]};
           f.start_ms = chunks[run.first].start_ms;

@@ -23,6 +23,7 @@
 #include "counters/period.h"
 #include "counters/port_counters.h"
 #include "counters/resample.h"
+#include "diagnosis/finding.h"
 
 namespace prism::counters {
 
@@ -73,7 +74,7 @@ struct CountersJob {
 
 struct CountersFinding {
   std::string kind;  // slow_iteration | job_stall | server_out_of_step
-  int severity = 1;  // 0 info, 1 warning, 2 critical
+  diagnosis::Severity severity = diagnosis::Severity::kWarning;  // the flow mode's scale
   int job = -1;
   std::vector<int> servers;
   int64_t start_ms = 0, end_ms = 0;

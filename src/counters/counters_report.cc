@@ -78,9 +78,7 @@ output::Report BuildCountersReport(const CountersResult& result, const CountersD
   for (const CountersFinding& f : result.findings) {
     output::ReportFinding rf;
     rf.kind = f.kind;
-    rf.severity = f.severity == 2   ? diagnosis::Severity::kCritical
-                  : f.severity == 1 ? diagnosis::Severity::kWarning
-                                    : diagnosis::Severity::kInfo;
+    rf.severity = f.severity;
     rf.job = job_id(f.job);
     for (int s : f.servers) rf.hosts.push_back(result.servers[s].name);
     std::sort(rf.hosts.begin(), rf.hosts.end());
