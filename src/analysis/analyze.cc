@@ -39,7 +39,7 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   uint64_t pair_transfers = 0;
   for (const PairTransfers& t : transfers) pair_transfers += t.transfers.size();
   timer.Lap("classify_pairs", pair_transfers);
-  const size_t refined = RefinePairs(&results.pairs, flows.endpoints().size());
+  RefinePairs(&results.pairs, flows.endpoints().size());
   std::vector<int> tp_of_job(results.jobs.size());
   for (size_t j = 0; j < results.jobs.size(); ++j) {
     tp_of_job[j] = InferTensorParallel(static_cast<int>(j), results.pairs, ctx, results.jobs[j]);
@@ -71,10 +71,6 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   timer.Lap("layout_timelines", pair_transfers);
 
   if (stats != nullptr) {
-    stats->hubs = jr.hubs.size();
-    stats->non_gpu_endpoints = jr.non_gpu_endpoints;
-    stats->pairs = results.pairs.size();
-    stats->refined_pairs = refined;
     stats->pair_transfers = pair_transfers;
     stats->dp_group_transfers = dp_group_transfers;
   }

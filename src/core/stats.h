@@ -53,9 +53,7 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(roce_message_incomplete, kInfo,     "RoCEv2 messages closed without LAST (idle timeout, new FIRST, end of capture)") \
   F(roce_message_headless,   kInfo,     "RoCEv2 messages whose first packet seen was MIDDLE or LAST") \
   F(flow_table_evictions,    kInfo,     "open messages/flowlets closed early: open-flow table at its bound") \
-  F(records_outside_window,  kInfo,     "records outside every analysis window")                \
   F(records_non_gpu,         kInfo,     "records to or from endpoints marked non-GPU")          \
-  F(records_hub,             kInfo,     "records of hub endpoints excluded from job recognition") \
   F(counters_rows,           kInfo,     "port counter polls accepted (counters mode)")          \
   F(counters_bad_row,        kDataLoss, "port counter rows skipped: wrong column count or unparsable field") \
   F(counters_out_of_order,   kDataLoss, "port counter rows skipped: timestamp not after the port's previous poll") \

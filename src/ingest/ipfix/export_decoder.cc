@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/big_endian.h"
+#include "core/ntp_time.h"
 
 namespace prism::ingest {
 namespace {
@@ -17,20 +18,11 @@ constexpr uint16_t kVarLen = 0xFFFF;
 constexpr uint16_t kEnterpriseBit = 0x8000;
 constexpr int64_t kNsPerSecond = 1'000'000'000;
 constexpr int64_t kNsPerMs = 1'000'000;
-constexpr int64_t kNtpUnixOffsetS = 2'208'988'800;
 constexpr uint16_t kPrismIeRoceDestQp = 1;
 constexpr uint16_t kPrismIeObservationPoint = 2;
 constexpr size_t kMaxSamplersPerDomain = 1024;
 constexpr size_t kMaxDomains = 65536;
 
-
-int64_t NtpToUnixNs(uint64_t ntp) {
-  int64_t s = static_cast<int64_t>(ntp >> 32);
-  if (s < 0x8000'0000LL) s += int64_t{1} << 32;  // era 1: 2036-02-07 onwards
-  uint64_t frac = ntp & 0xFFFF'FFFFu;
-  int64_t ns = static_cast<int64_t>((frac * kNsPerSecond) >> 32);
-  return (s - kNtpUnixOffsetS) * kNsPerSecond + ns;
-}
 
 // What a template field means to us, resolved once per template.
 enum class Act : uint8_t {
@@ -478,7 +470,6 @@ void ExportDecoder::Impl::DecodeTemplateSet(const uint8_t* body, size_t n,
         q += 4;
         id = static_cast<uint16_t>(id & ~kEnterpriseBit);
       }
-      if (!ipfix && flen == kVarLen) flen = kVarLen;  // v9 has no variable length; hostile only
       Act act = Classify(pen, id, flen);  // IPFIX scope fields are IEs too (selectorId)
       t.fields.push_back(Field{act, flen});
       t.min_record_bytes += flen == kVarLen ? 1 : flen;
