@@ -11,7 +11,7 @@
 //   5. findings: slow iterations (k robust sigma over the job's iteration durations), job-wide
 //      stalls (a slow iteration that is mostly silence), and servers out of step with their job
 //      (k sigma below the job's per-iteration correlation or phase-shifted, for >= 2 iterations).
-// Sits after counters/port_counters.h and resample.h; counters/counters_report.h turns the result
+// Sits after counters/port_counters.h and resample.h; output/counters_report.h turns the result
 // into the common report.
 #pragma once
 

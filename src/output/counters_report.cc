@@ -1,22 +1,28 @@
-#include "counters/counters_report.h"
+#include "output/counters_report.h"
 
 #include <algorithm>
 #include <set>
 
 #include "core/ip_addr.h"
 
-namespace prism::counters {
+namespace prism::output {
 
-output::Report BuildCountersReport(const CountersResult& result, const CountersData& data,
-                                   const std::vector<CountersSource>& sources, const Stats& stats) {
-  output::Report r;
+using counters::CountersFinding;
+using counters::CountersJob;
+using counters::CountersResult;
+using counters::Iteration;
+using counters::ServerResult;
+
+Report BuildCountersReport(const CountersResult& result, const counters::CountersData& data,
+                           const std::vector<CountersSource>& sources, const Stats& stats) {
+  Report r;
   r.mode = "counters";
   r.start_ns = data.first_ms * 1'000'000;
   r.end_ns = data.last_ms * 1'000'000;
   r.window_s = (data.last_ms - data.first_ms) / 1000.0;
   for (const CountersSource& s : sources) r.sources.push_back({s.path, s.format, s.polls});
   r.input = stats;
-  output::ReportWindow w;
+  ReportWindow w;
   w.start_ns = w.records_start_ns = r.start_ns;
   w.end_ns = w.records_end_ns = r.end_ns;
   w.records = data.rows;
@@ -24,7 +30,7 @@ output::Report BuildCountersReport(const CountersResult& result, const CountersD
   w.findings = result.findings.size();
   r.windows.push_back(w);
 
-  output::ReportCounters& c = r.counters;
+  ReportCounters& c = r.counters;
   c.poll_s = result.polls.poll_s;
   c.poll_p90_s = result.polls.poll_p90_s;
   c.refresh_s = result.polls.refresh_s;
@@ -40,7 +46,7 @@ output::Report BuildCountersReport(const CountersResult& result, const CountersD
   }
   for (size_t j = 0; j < result.jobs.size(); ++j) {
     const CountersJob& job = result.jobs[j];
-    output::ReportJob rj;
+    ReportJob rj;
     rj.id = job_id(static_cast<int>(j));
     std::set<std::string> hosts;
     for (int s : job.servers) {
@@ -61,7 +67,7 @@ output::Report BuildCountersReport(const CountersResult& result, const CountersD
     rj.windows = 1;
     r.jobs.push_back(std::move(rj));
 
-    output::ReportCountersJob cj;
+    ReportCountersJob cj;
     cj.id = job_id(static_cast<int>(j));
     cj.period_s = job.period_s;
     cj.period_strength = job.strength;
@@ -76,7 +82,7 @@ output::Report BuildCountersReport(const CountersResult& result, const CountersD
     c.jobs.push_back(std::move(cj));
   }
   for (const CountersFinding& f : result.findings) {
-    output::ReportFinding rf;
+    ReportFinding rf;
     rf.kind = f.kind;
     rf.severity = f.severity;
     rf.job = job_id(f.job);
@@ -96,4 +102,4 @@ output::Report BuildCountersReport(const CountersResult& result, const CountersD
   return r;
 }
 
-}  // namespace prism::counters
+}  // namespace prism::output
