@@ -27,11 +27,11 @@
 #include "core/ip_addr.h"
 #include "core/name_table.h"
 #include "core/stats.h"
+#include "ingest/ipfix/ipfix_template.h"
 #include "ingest/packet/packet_meta.h"
 
 namespace prism::ingest {
 
-inline constexpr uint32_t kPrismEnterpriseNumber = 32473;  // see io/ipfix_file.h
 inline constexpr size_t kMaxTemplates = 65536;             // per decoder, all exporters
 inline constexpr size_t kMaxExporters = 4096;
 inline constexpr size_t kIpfixHeaderBytes = 16;
