@@ -26,6 +26,9 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(ipfix_bad_template,      kDataLoss, "IPFIX templates skipped: malformed")                   \
   F(ipfix_options_record,    kInfo,     "IPFIX/NetFlow v9 options records (metadata such as sampling, not flows)") \
   F(ipfix_template_limit,    kDataLoss, "IPFIX/NetFlow v9 templates dropped: template cache full")  \
+  F(ipfix_template_quota,    kDataLoss, "IPFIX/NetFlow v9 templates dropped: their exporter address or source (address + observation domain) holds its quota") \
+  F(ipfix_template_withdrawn, kInfo,    "IPFIX templates withdrawn by their exporter (RFC 7011)") \
+  F(ipfix_template_expired,  kInfo,     "IPFIX/NetFlow v9 templates expired: not resent within the UDP template lifetime") \
   F(netflow_v9_packets,      kInfo,     "NetFlow v9 export packets decoded")                    \
   F(ipfix_messages,          kInfo,     "IPFIX messages decoded from captures or datagrams")    \
   F(collector_datagrams_dropped, kDataLoss, "UDP datagrams dropped: collector queue full")      \

@@ -18,19 +18,6 @@ namespace {
 constexpr uint16_t kEnterpriseBit = 0x8000;
 constexpr size_t kMaxDomains = 65536;
 
-struct TemplateKey {
-  uint32_t exporter, domain;
-  uint16_t tid;
-  uint8_t version;
-  friend bool operator==(const TemplateKey&, const TemplateKey&) = default;
-};
-struct TemplateKeyHash {
-  size_t operator()(const TemplateKey& k) const {
-    uint64_t h = (uint64_t{k.exporter} << 32 | k.domain) * 0x9E3779B97F4A7C15ull;
-    return static_cast<size_t>(h ^ (h >> 29) ^ (uint64_t{k.tid} << 8 | k.version));
-  }
-};
-
 struct ExporterState {
   IpAddr addr;
   uint16_t port = 0;
@@ -56,7 +43,8 @@ struct ExportDecoder::Impl {
   Stats* stats;
   int log_cap;
   uint64_t problems = 0;
-  std::unordered_map<TemplateKey, Template, TemplateKeyHash> templates;
+  TemplateCache templates;
+  int64_t now_ns = 0;  // SetClock
   std::unordered_map<uint64_t, DomainState> domains;  // (exporter << 32 | domain)
   std::vector<ExporterState> exporters;
   // Looked up by string_view: no string is built per record.
@@ -149,8 +137,9 @@ struct ExportDecoder::Impl {
 };
 
 ExportDecoder::ExportDecoder(std::string name, FlowSink* sink, PointTable* points, Stats* stats,
-                             int problem_log_cap)
+                             int problem_log_cap, TemplateLimits limits)
     : impl_(std::make_unique<Impl>()) {
+  impl_->templates = TemplateCache(limits);
   impl_->name = std::move(name);
   impl_->sink = sink;
   impl_->points = points;
@@ -171,6 +160,8 @@ uint32_t ExportDecoder::AddExporter(const IpAddr& addr, uint16_t port,
   ex.push_back(ExporterState{addr, port, impl_->InternPoint(point_name)});
   return static_cast<uint32_t>(ex.size() - 1);
 }
+
+void ExportDecoder::SetClock(int64_t now_ns) { impl_->now_ns = now_ns; }
 
 void ExportDecoder::Finish() {
   if (impl_->problems > static_cast<uint64_t>(impl_->log_cap)) {
@@ -326,14 +317,29 @@ void ExportDecoder::Impl::StoreTemplate(const MessageContext& ctx, uint16_t tid,
             fmt::format("template {} to describe at least one byte", tid), "0 bytes");
     return;
   }
-  TemplateKey key{ctx.exporter, ctx.domain, tid, ctx.version};
-  auto it = templates.find(key);
-  if (it != templates.end()) {
-    it->second = std::move(t);
-  } else if (templates.size() >= kMaxTemplates) {
-    Count(Stat::ipfix_template_limit);
-  } else {
-    templates.emplace(key, std::move(t));
+  const IpAddr& addr = exporters[ctx.exporter].addr;
+  size_t expired = 0;
+  const TemplateCache::StoreResult stored = templates.Store(
+      TemplateKey{ctx.exporter, ctx.domain, tid, ctx.version}, TemplateSource{addr, ctx.domain},
+      std::move(t), now_ns, &expired);
+  if (expired > 0) Count(Stat::ipfix_template_expired, expired);
+  const TemplateLimits& limits = templates.limits();
+  switch (stored) {
+    case TemplateCache::StoreResult::kAdded:
+    case TemplateCache::StoreResult::kReplaced: break;
+    case TemplateCache::StoreResult::kSourceQuota:
+      Problem(Stat::ipfix_template_quota, offset,
+              fmt::format("at most {} templates from exporter {} domain {}",
+                          limits.max_templates_per_source, addr.ToString(), ctx.domain),
+              fmt::format("template {} beyond them", tid));
+      break;
+    case TemplateCache::StoreResult::kExporterQuota:
+      Problem(Stat::ipfix_template_quota, offset,
+              fmt::format("at most {} templates from exporter {}",
+                          limits.max_templates_per_exporter, addr.ToString()),
+              fmt::format("template {} of domain {} beyond them", tid, ctx.domain));
+      break;
+    case TemplateCache::StoreResult::kFull: Count(Stat::ipfix_template_limit); break;
   }
 }
 
@@ -349,11 +355,18 @@ void ExportDecoder::Impl::DecodeTemplateSet(const uint8_t* body, size_t n,
     q += 4;
     if (tid < 256) {
       if (!ipfix && tid == 0 && count == 0) break;  // v9 padding of zeros
+      if (ipfix && count == 0 && tid == (options ? 3 : 2)) {
+        // RFC 7011 §8.1: the set's own id withdraws all (options) templates of the domain.
+        Count(Stat::ipfix_template_withdrawn,
+              templates.WithdrawAll(ctx.exporter, ctx.domain, ctx.version, options));
+        continue;
+      }
       Problem(Stat::ipfix_bad_template, rec_offset, "a template id >= 256", tid);
       return;  // the rest of the set cannot be framed
     }
-    if (count == 0) {  // withdrawal
-      templates.erase(TemplateKey{ctx.exporter, ctx.domain, tid, ctx.version});
+    if (count == 0) {  // withdrawal of one template
+      Count(Stat::ipfix_template_withdrawn,
+            templates.Withdraw(TemplateKey{ctx.exporter, ctx.domain, tid, ctx.version}));
       continue;
     }
     uint16_t scope = 0;
@@ -442,14 +455,17 @@ void ExportDecoder::Impl::DecodeV9OptionsTemplateSet(const uint8_t* body, size_t
 
 void ExportDecoder::Impl::DecodeDataSet(const MessageContext& ctx, uint16_t tid,
                                         const uint8_t* body, size_t n, uint64_t offset) {
-  auto it = templates.find(TemplateKey{ctx.exporter, ctx.domain, tid, ctx.version});
-  if (it == templates.end()) {
+  bool expired = false;
+  const Template* found =
+      templates.Find(TemplateKey{ctx.exporter, ctx.domain, tid, ctx.version}, now_ns, &expired);
+  if (expired) Count(Stat::ipfix_template_expired);
+  if (found == nullptr) {
     Problem(Stat::ipfix_unknown_template, offset - 4,
             fmt::format("a template for data set id {} in domain {}", tid, ctx.domain),
-            "none seen before it");
+            expired ? "an expired one (not refreshed in time)" : "none seen before it");
     return;
   }
-  const Template& t = it->second;
+  const Template& t = *found;
   const ExporterState& exporter = exporters[ctx.exporter];
   DomainState* domain = Domain(ctx.exporter, ctx.domain);
   const MessageTimes times{ctx.version, ctx.export_s, ctx.sys_uptime_ms};
