@@ -9,60 +9,52 @@ namespace {
 constexpr int64_t kNsPerSecond = 1'000'000'000;
 constexpr int64_t kNsPerMs = 1'000'000;
 
+// `*field` = `value`, and the record has the flow field `bit`.
+template <typename T>
+void Have(T* field, T value, uint32_t bit, RawRecord* out) {
+  *field = value;
+  out->have |= bit;
+}
+
+// Milliseconds past what ns can hold are left unset: the record then lacks that time.
+void StoreMs(uint64_t ms, int64_t* field, uint32_t bit, RawRecord* out) {
+  if (ms <= static_cast<uint64_t>(INT64_MAX / kNsPerMs)) {
+    Have(field, static_cast<int64_t>(ms) * kNsPerMs, bit, out);
+  }
+}
+
+void StoreSampler(uint64_t id, RawRecord* out) {
+  out->sampler = id;
+  out->has_sampler = true;
+}
+
+void StorePointName(const uint8_t* p, size_t len, RawRecord* out) {
+  out->point_name = std::string_view(reinterpret_cast<const char*>(p), len);
+  out->has_point_field = true;
+}
+
 // Stores the value of one field of `len` bytes at `p`. Later fields of the same meaning
 // overwrite earlier ones, as a template may list an element twice.
 void StoreField(FieldAction action, const uint8_t* p, size_t len, RawRecord* out) {
   FlowRecord& r = out->flow;
+  const auto uint = [&] { return LoadBeUint(p, len); };
   using A = FieldAction;
   switch (action) {
     case A::kSkip: break;
-    case A::kSrcV4:
-      r.src = IpAddr::FromV4(LoadBe32(p));
-      out->have |= kHaveSrc;
-      break;
-    case A::kDstV4:
-      r.dst = IpAddr::FromV4(LoadBe32(p));
-      out->have |= kHaveDst;
-      break;
-    case A::kSrcV6:
-      r.src = IpAddr::FromV6(p);
-      out->have |= kHaveSrc;
-      break;
-    case A::kDstV6:
-      r.dst = IpAddr::FromV6(p);
-      out->have |= kHaveDst;
-      break;
-    case A::kStartS:
-      r.start_ns = int64_t{LoadBe32(p)} * kNsPerSecond;
-      out->have |= kHaveStart;
-      break;
-    case A::kEndS:
-      r.end_ns = int64_t{LoadBe32(p)} * kNsPerSecond;
-      out->have |= kHaveEnd;
-      break;
-    case A::kStartMs:
-    case A::kEndMs: {
-      // Milliseconds past what ns can hold are left unset: the record then lacks that time.
-      const uint64_t ms = LoadBe64(p);
-      if (ms <= static_cast<uint64_t>(INT64_MAX / kNsPerMs)) {
-        const bool start = action == A::kStartMs;
-        (start ? r.start_ns : r.end_ns) = static_cast<int64_t>(ms) * kNsPerMs;
-        out->have |= start ? kHaveStart : kHaveEnd;
-      }
-      break;
-    }
-    case A::kStartNtp:
-      r.start_ns = NtpToUnixNs(LoadBe64(p));
-      out->have |= kHaveStart;
-      break;
-    case A::kEndNtp:
-      r.end_ns = NtpToUnixNs(LoadBe64(p));
-      out->have |= kHaveEnd;
-      break;
-    case A::kStartUptimeMs: out->uptime_start_ms = static_cast<int64_t>(LoadBeUint(p, len)); break;
-    case A::kEndUptimeMs: out->uptime_end_ms = static_cast<int64_t>(LoadBeUint(p, len)); break;
-    case A::kStartDeltaUs: out->delta_start_us = static_cast<int64_t>(LoadBeUint(p, len)); break;
-    case A::kEndDeltaUs: out->delta_end_us = static_cast<int64_t>(LoadBeUint(p, len)); break;
+    case A::kSrcV4: Have(&r.src, IpAddr::FromV4(LoadBe32(p)), kHaveSrc, out); break;
+    case A::kDstV4: Have(&r.dst, IpAddr::FromV4(LoadBe32(p)), kHaveDst, out); break;
+    case A::kSrcV6: Have(&r.src, IpAddr::FromV6(p), kHaveSrc, out); break;
+    case A::kDstV6: Have(&r.dst, IpAddr::FromV6(p), kHaveDst, out); break;
+    case A::kStartS: Have(&r.start_ns, int64_t{LoadBe32(p)} * kNsPerSecond, kHaveStart, out); break;
+    case A::kEndS: Have(&r.end_ns, int64_t{LoadBe32(p)} * kNsPerSecond, kHaveEnd, out); break;
+    case A::kStartMs: StoreMs(LoadBe64(p), &r.start_ns, kHaveStart, out); break;
+    case A::kEndMs: StoreMs(LoadBe64(p), &r.end_ns, kHaveEnd, out); break;
+    case A::kStartNtp: Have(&r.start_ns, NtpToUnixNs(LoadBe64(p)), kHaveStart, out); break;
+    case A::kEndNtp: Have(&r.end_ns, NtpToUnixNs(LoadBe64(p)), kHaveEnd, out); break;
+    case A::kStartUptimeMs: out->uptime_start_ms = static_cast<int64_t>(uint()); break;
+    case A::kEndUptimeMs: out->uptime_end_ms = static_cast<int64_t>(uint()); break;
+    case A::kStartDeltaUs: out->delta_start_us = static_cast<int64_t>(uint()); break;
+    case A::kEndDeltaUs: out->delta_end_us = static_cast<int64_t>(uint()); break;
     case A::kSystemInitMs: {
       // Half the ns range: uptimes are added to it.
       const uint64_t ms = LoadBe64(p);
@@ -71,28 +63,17 @@ void StoreField(FieldAction action, const uint8_t* p, size_t len, RawRecord* out
       }
       break;
     }
-    case A::kBytes:
-      r.bytes = LoadBeUint(p, len);
-      out->have |= kHaveBytes;
-      break;
-    case A::kPackets: r.packets = LoadBeUint(p, len); break;
-    case A::kSrcPort: r.src_port = static_cast<uint16_t>(LoadBeUint(p, len)); break;
-    case A::kDstPort: r.dst_port = static_cast<uint16_t>(LoadBeUint(p, len)); break;
+    case A::kBytes: Have(&r.bytes, uint(), kHaveBytes, out); break;
+    case A::kPackets: r.packets = uint(); break;
+    case A::kSrcPort: r.src_port = static_cast<uint16_t>(uint()); break;
+    case A::kDstPort: r.dst_port = static_cast<uint16_t>(uint()); break;
     case A::kProto: r.proto = *p; break;
-    case A::kSampling: out->sampling = static_cast<uint32_t>(LoadBeUint(p, len)); break;
-    case A::kSamplingSize: out->sampling_size = static_cast<uint32_t>(LoadBeUint(p, len)); break;
-    case A::kSamplingPopulation:
-      out->sampling_population = static_cast<uint32_t>(LoadBeUint(p, len));
-      break;
-    case A::kSamplerId:
-      out->sampler = LoadBeUint(p, len);
-      out->has_sampler = true;
-      break;
-    case A::kQp: r.qp = static_cast<uint32_t>(LoadBeUint(p, len)); break;
-    case A::kPointName:
-      out->point_name = std::string_view(reinterpret_cast<const char*>(p), len);
-      out->has_point_field = true;
-      break;
+    case A::kSampling: out->sampling = static_cast<uint32_t>(uint()); break;
+    case A::kSamplingSize: out->sampling_size = static_cast<uint32_t>(uint()); break;
+    case A::kSamplingPopulation: out->sampling_population = static_cast<uint32_t>(uint()); break;
+    case A::kSamplerId: StoreSampler(uint(), out); break;
+    case A::kQp: r.qp = static_cast<uint32_t>(uint()); break;
+    case A::kPointName: StorePointName(p, len, out); break;
   }
 }
 
