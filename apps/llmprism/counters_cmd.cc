@@ -16,7 +16,6 @@
 #include "counters/counters_analysis.h"
 #include "counters/port_counters.h"
 #include "counters/prometheus_source.h"
-#include "io/input_kind.h"
 #include "output/counters_report.h"
 #include "output/html_report.h"
 #include "output/report_json.h"

@@ -22,14 +22,12 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/flow_record.h"
 #include "core/ip_addr.h"
 #include "core/name_table.h"
 #include "core/stats.h"
-#include "ingest/ipfix/ipfix_template.h"
 #include "ingest/ipfix/template_cache.h"
 #include "ingest/packet/packet_meta.h"
 

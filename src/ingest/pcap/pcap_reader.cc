@@ -9,7 +9,6 @@
 
 #include "ingest/ipfix/export_decoder.h"
 #include "ingest/packet/dispatch.h"
-#include "ingest/packet/roce_bth.h"
 
 namespace prism::ingest {
 namespace {
