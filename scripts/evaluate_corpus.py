@@ -80,8 +80,17 @@ def details(variant, truth, report, m):
         if not j["exact"]:
             lines.append(f"- {j['truth_id']}: report {j['report_id']} has {j['report_gpus']} GPUs, "
                          f"{j['overlap_gpus']} of the truth's {j['truth_gpus']}")
-        lines.append(f"- {j['truth_id']}: steps matched {j['steps_matched']}/{j['steps_total']}, "
-                     f"report step median {rj.get('step_time', {}).get('median_s')} s")
+        gpus = set(tj["gpus"])
+        rsteps = [len(t["steps"]) for t in report.get("timelines", []) if t["gpu"] in gpus]
+        tsteps = [len(t["steps"]) for t in truth["timelines"] if t["gpu"] in gpus]
+        median = rj.get("step_time", {}).get("median_s")
+        tmed = sorted((s["end_ns"] - s["start_ns"]) / 1e9 for t in truth["timelines"]
+                      if t["gpu"] in gpus for s in t["steps"])
+        tmedian = tmed[len(tmed) // 2] if tmed else None
+        lines.append(f"- {j['truth_id']}: steps matched {j['steps_matched']}/{j['steps_total']}; "
+                     f"report steps per GPU {min(rsteps, default=0)}-{max(rsteps, default=0)} "
+                     f"(truth {min(tsteps, default=0)}), median {fmt(median, 3)} s "
+                     f"(truth {fmt(tmedian, 3)} s)")
     for f in warning_findings(report)[:8]:
         lines.append(f"- finding {f['severity']} {f['kind']} gpus {len(f.get('gpus', []))} "
                      f"switches {f.get('switches', [])}: {f.get('summary', '')}")
@@ -127,7 +136,8 @@ def main():
     ap.add_argument("variants", nargs="*")
     args = ap.parse_args()
     variants = args.variants or sorted(
-        d for d in os.listdir(args.corpus) if os.path.exists(os.path.join(args.corpus, d, "truth.json")))
+        d for d in os.listdir(args.corpus)
+        if os.path.exists(os.path.join(args.corpus, d, "truth.json")))
     if not variants:
         sys.exit(f"{args.corpus}: no corpus variant (a directory with truth.json)")
     thresholds = json.load(open(args.thresholds))

@@ -28,27 +28,25 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "capture_options.h"
 #include "counters_cmd.h"
 
 #include "analysis/analyze.h"
-#include "analysis/endpoint_context.h"
 #include "core/name_table.h"
 #include "core/stats.h"
 #include "core/status.h"
 #include "core/topology.h"
 #include "diagnosis/diagnose.h"
 #include "flow/flow_table.h"
-#include "ingest/pcap/pcap_reader.h"
-#include "io/file_reader.h"
-#include "io/flow_csv.h"
 #include "io/input_kind.h"
-#include "io/ipfix_file.h"
 #include "io/topology_csv.h"
 #include "output/chrome_trace.h"
 #include "output/html_report.h"
 #include "output/report.h"
 #include "output/report_json.h"
 #include "output/text_summary.h"
+#include "pipeline/analyze_window.h"
+#include "pipeline/input_registry.h"
 
 namespace {
 
@@ -70,8 +68,7 @@ struct AnalyzeArgs {
   bool trace_all = false;
   bool timings = false;  // per-stage CPU / wall time and peak RSS on stderr
   CountersCliArgs counters;  // counters mode (counters_cmd.h)
-  double flowlet_gap_us = 1000;         // captures: TCP/UDP flowlet idle gap
-  double roce_idle_timeout_us = 10000;  // captures: RoCE message idle timeout
+  CaptureCliArgs capture;    // captures: flowlet gap, RoCE idle timeout
 };
 
 // Bytes this process has read through read(2) so far (/proc/self/io "rchar"); -1 when unknown.
@@ -149,73 +146,6 @@ class ProgressSink : public prism::FlowSink {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
-constexpr const char* kExpected =
-    "expected an IPFIX file (message header version 10), a pcap or pcapng capture, or a flow CSV "
-    "whose header names src,dst,start_ns,end_ns,bytes";
-
-// pcap/pcapng through libpcap; a zstd-compressed capture is decompressed into memory first
-// (libpcap reads only plain files).
-StatusOr<uint64_t> ReadCapture(const std::string& path, const AnalyzeArgs& args,
-                               prism::FlowSink* sink, prism::PointTable* points,
-                               prism::Stats* stats) {
-  prism::ingest::PcapReadOptions options;
-  options.flows.flowlet_gap_ns = std::llround(args.flowlet_gap_us * 1e3);
-  options.flows.roce_idle_timeout_ns = std::llround(args.roce_idle_timeout_us * 1e3);
-  PRISM_ASSIGN_OR_RETURN(auto reader, prism::io::FileReader::Open(path));
-  std::byte probe[1];
-  PRISM_RETURN_IF_ERROR(reader->Read(probe));
-  if (!reader->compressed()) {
-    return prism::ingest::ReadPcapFile(path, options, sink, points, stats);
-  }
-  reader.reset();
-  PRISM_ASSIGN_OR_RETURN(std::string data, prism::io::ReadWholeFile(path));
-  return prism::ingest::ReadPcapBuffer(
-      std::span(reinterpret_cast<const std::byte*>(data.data()), data.size()), path, options, sink,
-      points, stats);
-}
-
-// Reads one input into `table`, choosing the reader from the file's first bytes.
-StatusOr<uint64_t> ReadInput(const std::string& path, const AnalyzeArgs& args,
-                             prism::FlowSink* table, prism::PointTable* points,
-                             prism::Stats* stats, prism::io::InputKind* kind_out) {
-  using prism::io::InputKind;
-  std::string head;
-  PRISM_ASSIGN_OR_RETURN(InputKind kind, prism::io::SniffInputKind(path, &head));
-  *kind_out = kind;
-  switch (kind) {
-    case InputKind::kFlowCsv:
-      return prism::io::ReadFlowCsv(path, table, points, stats);
-    case InputKind::kIpfix:
-      return prism::io::ReadIpfixFile(path, table, points, stats);
-    case InputKind::kPortCountersCsv:
-    case InputKind::kPortTopologyCsv:
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "{}: a port counters / port topology CSV cannot be mixed with flow inputs; "
-                       "give counter files alone (with --topology PORTS.csv)",
-                       path);
-    case InputKind::kTopologyCsv:
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "{}: this is a topology CSV (header names ip and host), not flow records; "
-                       "pass it with --topology",
-                       path);
-    case InputKind::kPcap:
-    case InputKind::kPcapng:
-      return ReadCapture(path, args, table, points, stats);
-    case InputKind::kNetflowV5:
-    case InputKind::kNetflowV9:
-      return MakeError(ErrorCode::kInvalidArgument,
-                       "{}: looks like a raw {} export packet; NetFlow has no file format: give a "
-                       "pcap of the export packets instead (or an IPFIX file); {}",
-                       path, prism::io::InputKindName(kind), kExpected);
-    case InputKind::kEmpty:
-      return MakeError(ErrorCode::kDataLoss, "{}: no data ({}); {}", path, head, kExpected);
-    case InputKind::kUnknown:
-      break;
-  }
-  return MakeError(ErrorCode::kDataLoss, "{}: unknown input format: {}; got {}", path, kExpected,
-                   head);
-}
-
 // Rows [lo, hi) of the sorted table whose starts fall in [start_ns, end_ns).
 struct WindowCut {
   int64_t start_ns = 0, end_ns = 0;
@@ -255,17 +185,6 @@ std::vector<WindowCut> CutWindows(const prism::flow::FlowTable& table, int64_t w
     }
   }
   return cuts;
-}
-
-uint64_t CountNonGpuRecords(const prism::flow::FlowTable& w,
-                            const prism::analysis::EndpointContext& ctx) {
-  uint64_t n = 0;
-  auto src = w.src();
-  auto dst = w.dst();
-  for (size_t r = 0; r < w.size(); ++r) {
-    if (!ctx.is_gpu[src[r]] || !ctx.is_gpu[dst[r]]) ++n;
-  }
-  return n;
 }
 
 std::string Rel(int64_t ns, int64_t origin_ns) {
@@ -322,17 +241,6 @@ void PrintTimings(const std::vector<prism::analysis::StageTime>& laps, uint64_t 
                records > 0 ? double(s.peak_rss_bytes) / double(records) : 0.0,
                double(s.rss_bytes) / 1e6);
   }
-}
-
-// Hands the memory the analysis freed (its transfers, and with --threads the workers' arenas)
-// back to the OS before diagnosis. glibc keeps freed heap pages resident, and diagnosis's
-// allocations, made on the main thread in other sizes, reuse only part of them: without this the
-// peak RSS of diagnosis counted ~50 MB (1 thread) to ~130 MB (2 threads) of freed memory at paper
-// scale. A few ms: malloc_trim walks the free lists and madvises whole free pages.
-void ReturnFreedMemory() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
 }
 
 // With --threads, the analysis's stages free on one thread what the next allocates on another
@@ -401,13 +309,14 @@ int RunAnalyze(const AnalyzeArgs& args) {
     if (auto kind = prism::io::SniffInputKind(path)) expected_records += EstimateRecords(path, *kind);
   }
   all.Reserve(expected_records);
+  const prism::pipeline::ReadOptions read_options = ToReadOptions(args.capture);
+  const prism::pipeline::InputRegistry& readers = prism::pipeline::InputRegistry::Default();
   for (const std::string& path : args.inputs) {
-    prism::io::InputKind kind = prism::io::InputKind::kUnknown;
     ProgressSink sink(&all, progress, path);
-    auto n = ReadInput(path, args, &sink, &points, &stats, &kind);
+    auto read = readers.Read(path, read_options, &sink, &points, &stats);
     sink.Done();
-    if (!n) return fail(n.error());
-    builder.AddSource(path, prism::io::InputKindName(kind), *n);
+    if (!read) return fail(read.error());
+    builder.AddSource(path, prism::io::InputKindName(read->kind), read->records);
   }
   if (all.empty()) {
     return fail({ErrorCode::kDataLoss, fmt::format("no usable flow record in {}",
@@ -418,10 +327,9 @@ int RunAnalyze(const AnalyzeArgs& args) {
   all.SortByStart(threads);
   timer.Lap("sort", total_records);
 
-  prism::analysis::AnalysisOptions analysis_options;
-  analysis_options.threads = threads;
-  prism::diagnosis::DiagnosisOptions diagnosis_options;
-  diagnosis_options.k = args.k;
+  prism::pipeline::WindowOptions window_options;
+  window_options.analysis.threads = threads;
+  window_options.diagnosis.k = args.k;
   prism::diagnosis::BaselineStore baselines;  // carried across windows
 
   const int64_t origin_ns = all.start_ns()[0];
@@ -440,55 +348,25 @@ int RunAnalyze(const AnalyzeArgs& args) {
     }
     // Windows before the last are copies; the last one is cut from `all` in place (no second
     // copy of the columns: a single window costs its records once).
-    prism::flow::FlowTable copy;
+    prism::flow::FlowTable window;
     if (wi + 1 < cuts.size()) {
-      copy = all.CopyRows(cut.lo, cut.hi);
+      window = all.CopyRows(cut.lo, cut.hi);
     } else {
       all.KeepRows(cut.lo, cut.hi);
+      window = std::move(all);
     }
-    const prism::flow::FlowTable& window = wi + 1 < cuts.size() ? copy : all;
-    const uint64_t window_records = window.size();
-    prism::analysis::EndpointContext ctx =
-        prism::analysis::BuildEndpointContext(window.endpoints(), topo);
-    stats.Add(prism::Stat::records_non_gpu, CountNonGpuRecords(window, ctx));
-    timer.Lap("window", window_records);
-    prism::analysis::AnalysisStats analysis_stats;
-    analysis_stats.timings = args.timings;
-    prism::flow::FlowTable& window_owned = wi + 1 < cuts.size() ? copy : all;
-    analysis_options.on_transfers_built = [&window_owned] { window_owned.ReleaseTransferColumns(); };
-    prism::analysis::AnalysisResults results =
-        prism::analysis::Analyze(window, ctx, cut.end_ns, analysis_options, &analysis_stats);
-    analysis_options.on_transfers_built = nullptr;
-    ReturnFreedMemory();
-    timer.Lap("analyze", window_records);  // re-laps below: the sum of the analysis stages
-    if (args.timings) {
-      laps.pop_back();
-      for (auto& s : analysis_stats.stages) laps.push_back(std::move(s));
-      laps.push_back({"bocd_points_pairs", analysis_stats.pair_transfers});
-      laps.push_back({"bocd_points_dp", analysis_stats.dp_group_transfers});
-    }
-    std::vector<prism::diagnosis::Finding> findings = prism::diagnosis::Diagnose(
-        window, points, ctx, results, diagnosis_options, &baselines);
-    timer.Lap("diagnose", window_records);
-    if (results.jobs.empty()) {
+    prism::pipeline::WindowInputs in;
+    in.start_ns = cut.start_ns;
+    in.end_ns = cut.end_ns;
+    in.topology = topo;
+    in.points = &points;
+    const prism::pipeline::WindowSummary summary = prism::pipeline::AnalyzeWindow(
+        std::move(window), in, window_options, &baselines, &stats, &builder, &timer,
+        args.timings ? &laps : nullptr);
+    if (summary.jobs == 0) {
       fmt::print(stderr, "llmprism analyze: warning: window {} to {} ({} records) has no job\n",
-                 Rel(cut.start_ns, origin_ns), Rel(cut.end_ns, origin_ns), window.size());
+                 Rel(cut.start_ns, origin_ns), Rel(cut.end_ns, origin_ns), summary.records);
     }
-    prism::output::WindowInput input;
-    input.start_ns = cut.start_ns;
-    input.end_ns = cut.end_ns;
-    input.SetFlows(window);
-    // The report keeps the window's endpoints but none of its records: free the columns before
-    // it copies the timelines, which would otherwise peak above diagnosis (the last window is
-    // `all` itself).
-    prism::EndpointTable endpoints = std::move(window_owned.endpoints());
-    window_owned = prism::flow::FlowTable();
-    input.endpoints = &endpoints;
-    input.context = &ctx;
-    input.results = &results;
-    input.findings = &findings;
-    builder.AddWindow(input);
-    timer.Lap("report_window", window_records);
   }
   if (progress) fmt::print(stderr, "\r\x1b[K");
   builder.SetInputStats(stats);
@@ -558,14 +436,7 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("inputs", args->inputs,
                   "Flow CSV, IPFIX, pcap or pcapng files, or port counters CSVs (format "
                   "detected from the content; .zst is fine)");
-  cmd->add_option("--flowlet-gap-us", args->flowlet_gap_us,
-                  "Captures: idle gap in microseconds that ends a TCP/UDP flowlet")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--roce-idle-us", args->roce_idle_timeout_us,
-                  "Captures: idle time in microseconds that closes an unfinished RoCE message")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  AddCaptureOptions(cmd, &args->capture);
   cmd->add_option("--topology", args->topology,
                   "Topology CSV: ip,host,gpu,leaf[,kind]; for port counters switch,port,server[,nic_ip,nic]");
   AddCountersOptions(cmd, &args->counters);

@@ -14,10 +14,9 @@
 
 #include "core/stats.h"
 #include "counters/counters_analysis.h"
-#include "counters/counters_report.h"
 #include "counters/port_counters.h"
 #include "counters/prometheus_source.h"
-#include "io/input_kind.h"
+#include "output/counters_report.h"
 #include "output/html_report.h"
 #include "output/report_json.h"
 #include "output/text_summary.h"
@@ -63,7 +62,7 @@ int RunCountersAnalyze(const CountersCliArgs& args) {
     if (!t) return fail(t.error());
     topo = std::move(*t);
   }
-  std::vector<prism::counters::CountersSource> sources;
+  std::vector<prism::output::CountersSource> sources;
   CountersData data;
   if (!args.prometheus.empty()) {
     if (!args.inputs.empty()) {
@@ -118,7 +117,7 @@ int RunCountersAnalyze(const CountersCliArgs& args) {
   prism::counters::CountersResult result =
       prism::counters::AnalyzeCounters(data, topo, options, &stats);
   prism::output::Report report =
-      prism::counters::BuildCountersReport(result, data, sources, stats);
+      prism::output::BuildCountersReport(result, data, sources, stats);
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   if (!args.report.empty()) {

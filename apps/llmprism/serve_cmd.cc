@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "capture_options.h"
 #include "service/service.h"
 
 namespace {
@@ -43,6 +44,7 @@ struct ServeArgs {
   size_t max_buffer_records = 4'000'000;
   size_t queue_records = 1'000'000;
   size_t udp_queue_datagrams = 4096;
+  CaptureCliArgs capture_flows;  // --capture and watched pcaps: flowlet gap, RoCE idle timeout
 };
 
 int RunServe(const ServeArgs& args) {
@@ -86,8 +88,9 @@ int RunServe(const ServeArgs& args) {
   o.tracker.window_ns = o.buffer.window_ns;
   o.tracker.step_ns = o.buffer.step_ns;
   o.tracker.history_ns = std::llround(args.history_s * 1e9);
-  o.tracker.diagnosis.k = args.k;
-  o.tracker.analysis.threads =
+  o.read = ToReadOptions(args.capture_flows);
+  o.tracker.window.diagnosis.k = args.k;
+  o.tracker.window.analysis.threads =
       args.threads > 0 ? args.threads
                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
 
@@ -141,6 +144,7 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                   "flowlets, ERSPAN, IPFIX on the wire; repeatable; needs CAP_NET_RAW)");
   cmd->add_option("--capture-filter", args->capture_filter,
                   "BPF filter for --capture, e.g. 'udp port 4791'");
+  AddCaptureOptions(cmd, &args->capture_flows);
   cmd->add_option("--capture-snaplen", args->capture_snaplen,
                   "Bytes captured per packet (headers only are needed)")
       ->capture_default_str()->check(CLI::Range(64, 65535));

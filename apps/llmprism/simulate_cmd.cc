@@ -17,14 +17,14 @@
 #include <fmt/format.h>
 
 #include "core/name_table.h"
-#include "counters/port_counters.h"
-#include "counters/sim_counters.h"
 #include "core/status.h"
+#include "counters/port_counters.h"
 #include "io/flow_csv.h"
 #include "io/ipfix_file.h"
 #include "io/topology_csv.h"
-#include "sim/packet_emitter.h"
 #include "sim/cluster.h"
+#include "sim/packet_emitter.h"
+#include "sim/port_counter_sink.h"
 #include "sim/scenarios.h"
 #include "sim/simulator.h"
 #include "sim/truth.h"
@@ -137,9 +137,9 @@ prism::Status RunSimulate(const SimulateArgs& args) {
   std::vector<prism::FlowSink*> sinks;
   if (emit_flows) sinks.push_back(&ipfix);
   // Counters mode: per-port byte counters of every GPU NIC, polled after the run.
-  std::unique_ptr<prism::counters::PortCounterSink> port_counters;
+  std::unique_ptr<prism::sim::PortCounterSink> port_counters;
   if (emit_counters) {
-    port_counters = std::make_unique<prism::counters::PortCounterSink>(
+    port_counters = std::make_unique<prism::sim::PortCounterSink>(
         &cluster, config.start_ns,
         config.start_ns + static_cast<int64_t>(config.duration_s * 1e9));
     sinks.push_back(port_counters.get());
@@ -166,7 +166,7 @@ prism::Status RunSimulate(const SimulateArgs& args) {
     fs::remove(ipfix_path, ec);
   }
   if (port_counters != nullptr) {
-    prism::counters::PollOptions po;
+    prism::sim::PollOptions po;
     po.poll_s = args.poll_s;
     po.refresh_s = args.refresh_s;
     po.poll_jitter = args.poll_jitter;

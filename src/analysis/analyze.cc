@@ -42,7 +42,7 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   uint64_t pair_transfers = 0;
   for (const PairTransfers& t : transfers) pair_transfers += t.transfers.size();
   timer.Lap("classify_pairs", pair_transfers);
-  size_t refined = RefinePairs(&results.pairs, flows.endpoints().size());
+  RefinePairs(&results.pairs, flows.endpoints().size());
   std::vector<int> tp_of_job(results.jobs.size());
   auto infer_tp = [&] {
     for (size_t j = 0; j < results.jobs.size(); ++j) {
@@ -53,12 +53,12 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   // Tensor-parallel pairs first: left among the DP pairs they would join TP groups to DP groups
   // and spoil the steps the next pass measures against (classify/tensor_parallel.h).
   if (LabelTensorParallelPairs(&results.pairs, transfers, options.tensor_parallel) > 0)
-    refined += RefinePairs(&results.pairs, flows.endpoints().size());
+    RefinePairs(&results.pairs, flows.endpoints().size());
   infer_tp();
   // Two-way pairs again, within the steps of the DP groups found so far (classify/step_order.h).
   if (RefineByStepOrder(&results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
                         options.timelines.steps, options.step_order, options.threads) > 0) {
-    refined += RefinePairs(&results.pairs, flows.endpoints().size());
+    RefinePairs(&results.pairs, flows.endpoints().size());
     infer_tp();
   }
   const DpGroupSteps groups =
@@ -91,10 +91,6 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   timer.Lap("layout_timelines", pair_transfers);
 
   if (stats != nullptr) {
-    stats->hubs = jr.hubs.size();
-    stats->non_gpu_endpoints = jr.non_gpu_endpoints;
-    stats->pairs = results.pairs.size();
-    stats->refined_pairs = refined;
     stats->pair_transfers = pair_transfers;
     stats->dp_group_transfers = dp_group_transfers;
   }

@@ -32,10 +32,6 @@ struct AnalysisOptions {
 };
 
 struct AnalysisStats {
-  size_t hubs = 0;
-  size_t non_gpu_endpoints = 0;
-  size_t pairs = 0;
-  size_t refined_pairs = 0;
   // BOCD points: transfers of all pairs (pair classification) and of all DP groups (steps).
   uint64_t pair_transfers = 0;
   uint64_t dp_group_transfers = 0;

@@ -26,6 +26,9 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(ipfix_bad_template,      kDataLoss, "IPFIX templates skipped: malformed")                   \
   F(ipfix_options_record,    kInfo,     "IPFIX/NetFlow v9 options records (metadata such as sampling, not flows)") \
   F(ipfix_template_limit,    kDataLoss, "IPFIX/NetFlow v9 templates dropped: template cache full")  \
+  F(ipfix_template_quota,    kDataLoss, "IPFIX/NetFlow v9 templates dropped: their exporter address or source (address + observation domain) holds its quota") \
+  F(ipfix_template_withdrawn, kInfo,    "IPFIX templates withdrawn by their exporter (RFC 7011)") \
+  F(ipfix_template_expired,  kInfo,     "IPFIX/NetFlow v9 templates expired: not resent within the UDP template lifetime") \
   F(netflow_v9_packets,      kInfo,     "NetFlow v9 export packets decoded")                    \
   F(ipfix_messages,          kInfo,     "IPFIX messages decoded from captures or datagrams")    \
   F(collector_datagrams_dropped, kDataLoss, "UDP datagrams dropped: collector queue full")      \
@@ -53,9 +56,7 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(roce_message_incomplete, kInfo,     "RoCEv2 messages closed without LAST (idle timeout, new FIRST, end of capture)") \
   F(roce_message_headless,   kInfo,     "RoCEv2 messages whose first packet seen was MIDDLE or LAST") \
   F(flow_table_evictions,    kInfo,     "open messages/flowlets closed early: open-flow table at its bound") \
-  F(records_outside_window,  kInfo,     "records outside every analysis window")                \
   F(records_non_gpu,         kInfo,     "records to or from endpoints marked non-GPU")          \
-  F(records_hub,             kInfo,     "records of hub endpoints excluded from job recognition") \
   F(counters_rows,           kInfo,     "port counter polls accepted (counters mode)")          \
   F(counters_bad_row,        kDataLoss, "port counter rows skipped: wrong column count or unparsable field") \
   F(counters_out_of_order,   kDataLoss, "port counter rows skipped: timestamp not after the port's previous poll") \

@@ -1,7 +1,8 @@
 // File: core/status.h
 // The one error type of llmprism. Fallible setup and I/O return Status or StatusOr<T>
-// (std::expected). Bad *data* is not an error: it is counted in Stats (core/stats.h) and skipped.
-// Only input that is unusable as a whole becomes an Error; the CLI maps it to exit code 2.
+// (std::expected, [[nodiscard]]). Bad *data* is not an error: it is counted in Stats
+// (core/stats.h) and skipped. Only input that is unusable as a whole becomes an Error; the CLI
+// maps it to exit code 2 (docs/design.md, Error policy).
 #pragma once
 
 #include <expected>
@@ -24,9 +25,31 @@ struct Error {
   std::string message;  // names the file and, where known, the line or byte offset
 };
 
+// Status and StatusOr<T> are std::expected with one addition: they are [[nodiscard]], so a call
+// whose error is dropped does not compile (the build makes -Wunused-result an error). Discard one
+// on purpose only with a cast and a comment saying why: `(void)Foo();  // reason`.
 template <typename T>
-using StatusOr = std::expected<T, Error>;
-using Status = std::expected<void, Error>;
+class [[nodiscard("handle the error or discard it explicitly: (void)expr; // why")]] StatusOr
+    : public std::expected<T, Error> {
+ public:
+  using Base = std::expected<T, Error>;
+  using Base::Base;
+  using Base::operator=;
+  StatusOr() = default;
+  StatusOr(const Base& b) : Base(b) {}       // NOLINT: implicit, as std::expected converts
+  StatusOr(Base&& b) : Base(std::move(b)) {}  // NOLINT
+};
+
+class [[nodiscard("handle the error or discard it explicitly: (void)expr; // why")]] Status
+    : public std::expected<void, Error> {
+ public:
+  using Base = std::expected<void, Error>;
+  using Base::Base;
+  using Base::operator=;
+  Status() = default;
+  Status(const Base& b) : Base(b) {}       // NOLINT
+  Status(Base&& b) : Base(std::move(b)) {}  // NOLINT
+};
 
 inline Status OkStatus() { return {}; }
 

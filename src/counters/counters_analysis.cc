@@ -14,6 +14,7 @@ namespace {
 
 using diagnosis::Median;
 using diagnosis::RobustSigma;
+using diagnosis::Severity;
 
 struct ServerAcc {
   std::vector<double> bytes;
@@ -230,28 +231,15 @@ std::vector<double> FoldedTemplate(const std::vector<double>& x, const std::vect
 
 std::string Seconds(double s) { return fmt::format("{:.2f}s", s); }
 
-}  // namespace
+// The stages of AnalyzeCounters (counters_analysis.h), each a function of plain inputs.
 
-CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& topology,
-                               const CountersOptions& options, Stats* stats) {
-  CountersResult res;
-  res.polls = ProfilePolls(data);
-  const double refresh_s = options.refresh_s > 0 ? options.refresh_s : std::max(res.polls.refresh_s, 0.001);
-  const double bin_s = options.bin_s > 0 ? options.bin_s : std::clamp(refresh_s / 4, 0.05, 0.5);
-  res.grid.bin_s = bin_s;
-  res.grid.start_ms = data.first_ms;
-  res.grid.bins =
-      data.last_ms > data.first_ms
-          ? static_cast<size_t>(std::ceil((data.last_ms - data.first_ms) / (bin_s * 1000))) + 1
-          : 0;
-  const Grid& grid = res.grid;
-  const size_t nb = grid.bins;
-
-  // 1. Ports -> servers.
+// Stage 1: every port's deltas spread onto the grid and summed per server (all its NICs), with
+// each NIC's mean rate. Ports missing from the topology are counted and skipped.
+std::map<std::string, ServerAcc> SumPortsByServer(const CountersData& data,
+                                                  const PortTopology& topology, const Grid& grid,
+                                                  const SpreadOptions& spread, Stats* stats,
+                                                  uint64_t* bytes) {
   std::map<std::string, ServerAcc> acc;
-  SpreadOptions spread;
-  spread.refresh_s = refresh_s;
-  spread.max_gap_s = options.max_gap_s;
   for (const PortSeries& p : data.ports) {
     std::string server, nic, ip;
     if (topology.empty()) {
@@ -269,22 +257,34 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
     }
     ServerAcc& a = acc[server];
     if (a.bytes.empty()) {
-      a.bytes.assign(nb, 0);
-      a.covered.assign(nb, 0);
+      a.bytes.assign(grid.bins, 0);
+      a.covered.assign(grid.bins, 0);
     }
     ++a.ports;
     uint64_t total = SpreadPort(p, grid, spread, a.bytes.data(), a.covered.data(), stats);
-    res.bytes += total;
+    *bytes += total;
     double span_s = p.ts_ms.size() >= 2 ? (p.ts_ms.back() - p.ts_ms.front()) / 1000.0 : 0;
     auto& slot = a.nic[nic];
     slot.first = ip;
     slot.second += span_s > 0 ? total * 8.0 / span_s / 1e9 : 0;
   }
+  return acc;
+}
 
-  // 2. Per server: rate, signature, period.
-  std::vector<std::vector<double>> rate;      // Gb/s per bin
+// Each server's rate (Gb/s per bin) and which bins are valid (at least half its ports covered).
+struct ServerSeries {
+  std::vector<std::vector<double>> rate;
   std::vector<std::vector<uint8_t>> valid;
-  for (auto& [name, a] : acc) {
+};
+
+// Stage 2: per server, its NICs, mean rate and step period (only above the idle rate). The
+// accumulated bytes are released as they are turned into rates.
+ServerSeries ProfileServers(std::map<std::string, ServerAcc>* acc, const Grid& grid,
+                            const CountersOptions& options, std::vector<ServerResult>* servers) {
+  const size_t nb = grid.bins;
+  const double bin_s = grid.bin_s;
+  ServerSeries series;
+  for (auto& [name, a] : *acc) {
     ServerResult s;
     s.name = name;
     for (const auto& [nic, v] : a.nic) {
@@ -307,78 +307,106 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
     }
     s.mean_gbps = cnt ? sum / cnt : 0;
     if (s.mean_gbps >= options.min_server_gbps) s.period = EstimatePeriod(r, ok, bin_s, options.period);
-    res.servers.push_back(std::move(s));
-    rate.push_back(std::move(r));
-    valid.push_back(std::move(ok));
+    servers->push_back(std::move(s));
+    series.rate.push_back(std::move(r));
+    series.valid.push_back(std::move(ok));
     a.bytes = {};
     a.covered = {};
   }
+  return series;
+}
 
-  // 3. Jobs: cluster periodic servers.
+// A moving average of x over `width` bins centred on each bin (shorter at the edges).
+std::vector<double> MovingAverage(const std::vector<double>& x, size_t width) {
+  const size_t n = x.size();
+  std::vector<double> pre(n + 1, 0), out(n);
+  for (size_t t = 0; t < n; ++t) pre[t + 1] = pre[t] + x[t];
+  for (size_t t = 0; t < n; ++t) {
+    size_t lo = t > width / 2 ? t - width / 2 : 0, hi = std::min(n, t + width / 2 + 1);
+    out[t] = (pre[hi] - pre[lo]) / static_cast<double>(hi - lo);
+  }
+  return out;
+}
+
+// A candidate server's rate as it is correlated with others: detrended, smoothed over
+// `smooth_bins` (when at least 2: the iteration-scale shape, not per-transfer detail nor
+// poll-phase noise) and scaled to unit norm.
+std::vector<double> CorrelationShape(const std::vector<double>& rate,
+                                     const std::vector<uint8_t>& valid, size_t detrend_window,
+                                     size_t smooth_bins) {
+  std::vector<double> z = Detrend(rate, valid, detrend_window);
+  if (smooth_bins >= 2) z = MovingAverage(z, smooth_bins);
+  double e = 0;
+  for (double v : z) e += v * v;
+  e = std::sqrt(e);
+  if (e > 0)
+    for (double& v : z) v /= e;
+  return z;
+}
+
+// Similarity of two candidate servers: NaN (never in one job) unless their periods are
+// harmonically related and their NIC signatures alike; else their best correlation over phase
+// lags up to half a period (pipeline stages of one job keep a fixed phase), or -1.
+double ServerSimilarity(const ServerResult& a, const ServerResult& b, const std::vector<double>& za,
+                        const std::vector<double>& zb, size_t nb, double bin_s,
+                        const CountersOptions& options) {
+  if (!(HarmonicallyRelated(a.period.period_s, b.period.period_s) &&
+        SignatureDistance(a, b) <= options.signature_l1)) {
+    return std::nan("");
+  }
+  const double p = std::min(a.period.period_s, b.period.period_s);
+  const int max_lag = static_cast<int>(std::min(p / 2, options.max_phase_lag_s) / bin_s);
+  const double* x = za.data();
+  const double* y = zb.data();
+  double v = -1;
+  for (int lag = -max_lag; lag <= max_lag; ++lag) {
+    const size_t off = static_cast<size_t>(std::abs(lag));
+    const double* u = lag >= 0 ? x : y;
+    const double* w = lag >= 0 ? y + off : x + off;
+    double dot = 0;
+    for (size_t t = 0; t + off < nb; ++t) dot += u[t] * w[t];
+    v = std::max(v, dot);
+  }
+  return v;
+}
+
+// Stage 3: jobs. Periodic servers are clustered (average linkage) on their similarities;
+// clusters of at least 2 servers are jobs, ordered by their first server. Sets each member's
+// mean similarity to the others (job_correlation).
+std::vector<CountersJob> GroupServersIntoJobs(const ServerSeries& series, const Grid& grid,
+                                              const CountersOptions& options,
+                                              std::vector<ServerResult>* servers) {
+  const double bin_s = grid.bin_s;
   std::vector<int> cand;
-  for (size_t i = 0; i < res.servers.size(); ++i)
-    if (res.servers[i].period.period_s > 0) cand.push_back(static_cast<int>(i));
+  for (size_t i = 0; i < servers->size(); ++i)
+    if ((*servers)[i].period.period_s > 0) cand.push_back(static_cast<int>(i));
   const size_t detrend_window =
       std::max<size_t>(static_cast<size_t>(3 * options.period.max_period_s / bin_s), 8);
   // One smoothing for all: a quarter of a short period among the candidates (10th percentile).
   double short_period = 0;
   {
     std::vector<double> ps;
-    for (int c : cand) ps.push_back(res.servers[c].period.period_s);
+    for (int c : cand) ps.push_back((*servers)[c].period.period_s);
     if (!ps.empty()) {
       std::sort(ps.begin(), ps.end());
       short_period = ps[ps.size() / 10];
     }
   }
+  const size_t smooth_bins = static_cast<size_t>(0.25 * short_period / bin_s);
   std::vector<std::vector<double>> z(cand.size());
   for (size_t c = 0; c < cand.size(); ++c) {
-    z[c] = Detrend(rate[cand[c]], valid[cand[c]], detrend_window);
-    // Correlate the iteration-scale shape, not per-transfer detail nor poll-phase noise: smooth
-    // over a quarter of the server's period.
-    const size_t w = static_cast<size_t>(0.25 * short_period / bin_s);
-    if (w >= 2) {
-      std::vector<double> pre(nb + 1, 0);
-      for (size_t t = 0; t < nb; ++t) pre[t + 1] = pre[t] + z[c][t];
-      for (size_t t = 0; t < nb; ++t) {
-        size_t lo = t > w / 2 ? t - w / 2 : 0, hi = std::min(nb, t + w / 2 + 1);
-        z[c][t] = (pre[hi] - pre[lo]) / static_cast<double>(hi - lo);
-      }
-    }
-    double e = 0;
-    for (double v : z[c]) e += v * v;
-    e = std::sqrt(e);
-    if (e > 0)
-      for (double& v : z[c]) v /= e;
+    z[c] = CorrelationShape(series.rate[cand[c]], series.valid[cand[c]], detrend_window,
+                            smooth_bins);
   }
   std::vector<std::vector<double>> sim(cand.size(), std::vector<double>(cand.size(), 1));
   for (size_t i = 0; i < cand.size(); ++i) {
     for (size_t j = i + 1; j < cand.size(); ++j) {
-      const ServerResult& a = res.servers[cand[i]];
-      const ServerResult& b = res.servers[cand[j]];
-      double v = std::nan("");
-      if (HarmonicallyRelated(a.period.period_s, b.period.period_s) &&
-          SignatureDistance(a, b) <= options.signature_l1) {
-        // Phase locking: members of one job keep a fixed phase (pipeline stages lag each other
-        // within an iteration), so take the best correlation over lags up to half a period.
-        const double p = std::min(a.period.period_s, b.period.period_s);
-        const int max_lag = static_cast<int>(std::min(p / 2, options.max_phase_lag_s) / bin_s);
-        const double* x = z[i].data();
-        const double* y = z[j].data();
-        v = -1;
-        for (int lag = -max_lag; lag <= max_lag; ++lag) {
-          const size_t off = static_cast<size_t>(std::abs(lag));
-          const double* u = lag >= 0 ? x : y;
-          const double* w = lag >= 0 ? y + off : x + off;
-          double dot = 0;
-          for (size_t t = 0; t + off < nb; ++t) dot += u[t] * w[t];
-          v = std::max(v, dot);
-        }
-      }
-      sim[i][j] = sim[j][i] = v;
+      sim[i][j] = sim[j][i] = ServerSimilarity((*servers)[cand[i]], (*servers)[cand[j]], z[i],
+                                               z[j], grid.bins, bin_s, options);
     }
   }
-  std::vector<std::vector<int>> clusters = AverageLinkage(sim, options.join_correlation);
-  for (auto& cl : clusters) {
+  std::vector<CountersJob> jobs;
+  for (const auto& cl : AverageLinkage(sim, options.join_correlation)) {
     if (cl.size() < 2) continue;
     CountersJob job;
     for (int c : cl) job.servers.push_back(cand[c]);
@@ -387,302 +415,441 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
       double s = 0;
       for (int d : cl)
         if (d != c && !std::isnan(sim[c][d])) s += sim[c][d];
-      res.servers[cand[c]].job_correlation = s / static_cast<double>(cl.size() - 1);
+      (*servers)[cand[c]].job_correlation = s / static_cast<double>(cl.size() - 1);
     }
-    res.jobs.push_back(std::move(job));
+    jobs.push_back(std::move(job));
   }
-  std::sort(res.jobs.begin(), res.jobs.end(),
+  std::sort(jobs.begin(), jobs.end(),
             [](const CountersJob& a, const CountersJob& b) { return a.servers[0] < b.servers[0]; });
+  return jobs;
+}
 
-  // 4-5. Per job: period, iterations, findings.
-  for (size_t ji = 0; ji < res.jobs.size(); ++ji) {
-    CountersJob& job = res.jobs[ji];
-    const size_t ns = job.servers.size();
-    for (int s : job.servers) res.servers[s].job = static_cast<int>(ji);
-    std::vector<double> J(nb, 0);
-    std::vector<uint8_t> ok(nb, 0);
-    for (size_t t = 0; t < nb; ++t) {
-      size_t v = 0;
-      for (int s : job.servers) {
-        J[t] += rate[s][t];
-        v += valid[s][t];
-      }
-      ok[t] = v * 2 >= ns;
-    }
-    // Signature: the job's bytes per NIC name.
-    std::map<std::string, double> nic_total;
-    double all = 0;
+// A job's summed traffic (Gb/s per bin) and where it is valid (at least half its servers).
+struct JobTraffic {
+  std::vector<double> rate;
+  std::vector<uint8_t> ok;
+};
+
+JobTraffic SumJobTraffic(const CountersJob& job, const ServerSeries& series, size_t nb) {
+  const size_t ns = job.servers.size();
+  JobTraffic jt{std::vector<double>(nb, 0), std::vector<uint8_t>(nb, 0)};
+  for (size_t t = 0; t < nb; ++t) {
+    size_t v = 0;
     for (int s : job.servers) {
-      const ServerResult& sv = res.servers[s];
-      for (size_t i = 0; i < sv.nics.size(); ++i) {
-        nic_total[sv.nics[i]] += sv.nic_gbps[i];
-        all += sv.nic_gbps[i];
-      }
-      job.server_gbps += sv.mean_gbps / ns;
+      jt.rate[t] += series.rate[s][t];
+      v += series.valid[s][t];
     }
-    for (const auto& [nic, v] : nic_total) {
-      job.nic_names.push_back(nic);
-      job.signature.push_back(all > 0 ? v / all : 0);
-    }
-    PeriodEstimate pe = EstimatePeriod(J, ok, bin_s, options.period);
-    if (pe.period_s <= 0) {  // fall back on the members' periods
-      std::vector<double> ps;
-      for (int s : job.servers) ps.push_back(res.servers[s].period.period_s);
-      pe.period_s = Median(ps);
-    }
-    job.period_s = pe.period_s;
-    job.strength = pe.strength;
-    const double period_bins = pe.period_s / bin_s;
-    const size_t L = std::max<size_t>(3, static_cast<size_t>(std::llround(period_bins)));
+    jt.ok[t] = v * 2 >= ns;
+  }
+  return jt;
+}
 
-    // Where the job runs: a period-long moving average above a tenth of its typical level.
-    std::vector<double> smooth(nb, 0);
-    {
-      std::vector<double> pre(nb + 1, 0);
-      for (size_t t = 0; t < nb; ++t) pre[t + 1] = pre[t] + J[t];
-      for (size_t t = 0; t < nb; ++t) {
-        size_t lo = t > L / 2 ? t - L / 2 : 0, hi = std::min(nb, t + L / 2 + 1);
-        smooth[t] = (pre[hi] - pre[lo]) / static_cast<double>(hi - lo);
-      }
+// The job's NIC signature (its bytes per NIC name) and mean rate per server.
+void DescribeJobNics(const std::vector<ServerResult>& servers, CountersJob* job) {
+  const size_t ns = job->servers.size();
+  std::map<std::string, double> nic_total;
+  double all = 0;
+  for (int s : job->servers) {
+    const ServerResult& sv = servers[s];
+    for (size_t i = 0; i < sv.nics.size(); ++i) {
+      nic_total[sv.nics[i]] += sv.nic_gbps[i];
+      all += sv.nic_gbps[i];
     }
-    std::vector<double> levels;
-    for (size_t t = 0; t < nb; ++t)
-      if (ok[t] && smooth[t] > 0) levels.push_back(smooth[t]);
-    const double level = Median(levels);
-    std::vector<uint8_t> running(nb);
-    for (size_t t = 0; t < nb; ++t) running[t] = ok[t] && smooth[t] >= 0.5 * level;
+    job->server_gbps += sv.mean_gbps / ns;
+  }
+  for (const auto& [nic, v] : nic_total) {
+    job->nic_names.push_back(nic);
+    job->signature.push_back(all > 0 ? v / all : 0);
+  }
+}
 
-    std::vector<double> tmpl = FoldedTemplate(J, running, L, period_bins);
-    std::vector<double> starts = TrackBoundaries(MatchScores(J, ok, tmpl), period_bins,
-                                                 options.match_threshold);
-    if (std::vector<double> t2 = AlignedTemplate(J, starts, L, period_bins); !t2.empty()) {
-      tmpl = std::move(t2);
-      starts = TrackBoundaries(MatchScores(J, ok, tmpl), period_bins, options.match_threshold);
-    }
-    std::vector<double> scores = MatchScores(J, ok, tmpl);
-    auto to_ms = [&](double bins) {
-      return grid.start_ms + static_cast<int64_t>(std::llround(bins * bin_s * 1000));
-    };
-    std::vector<double> durations;
-    for (size_t k = 0; k + 1 < starts.size(); ++k) {
-      Iteration it;
-      it.start_ms = to_ms(starts[k]);
-      it.end_ms = to_ms(starts[k + 1]);
-      size_t b0 = static_cast<size_t>(starts[k]), b1 = static_cast<size_t>(starts[k + 1]);
-      it.score = scores[b0];
-      size_t missing = 0;
-      for (size_t t = b0; t < b1 && t < nb; ++t) missing += ok[t] ? 0 : 1;
-      it.gap = missing * 10 > (b1 - b0);
-      job.iterations.push_back(it);
-      if (!it.gap) durations.push_back((it.end_ms - it.start_ms) / 1000.0);
-    }
-    if (!job.iterations.empty()) {
-      job.start_ms = job.iterations.front().start_ms;
-      job.end_ms = job.iterations.back().end_ms;
-    }
-    const double med = Median(durations);
-    const double sigma = std::max(RobustSigma(durations, med), 0.02 * med);
-    // The period from the iterations: the mean of the normal ones (telescoping boundaries, so
-    // finer than a bin) when there are enough of them.
-    {
-      double sum = 0;
-      size_t n = 0;
-      for (double d : durations)
-        if (std::abs(d - med) <= options.k * sigma) {
-          sum += d;
-          ++n;
-        }
-      if (n >= 5 && std::abs(sum / n - job.period_s) < 0.1 * job.period_s) job.period_s = sum / n;
-    }
-    job.step_median_s = med;
-    if (!durations.empty()) {
-      std::vector<double> d = durations;
-      std::sort(d.begin(), d.end());
-      job.step_p99_s = d[std::min(d.size() - 1, static_cast<size_t>(std::ceil(0.99 * d.size())) - 1)];
-    }
+// The period of the job's summed traffic, else the median of its members' periods.
+PeriodEstimate JobPeriod(const JobTraffic& jt, const CountersJob& job,
+                         const std::vector<ServerResult>& servers, double bin_s,
+                         const PeriodOptions& options) {
+  PeriodEstimate pe = EstimatePeriod(jt.rate, jt.ok, bin_s, options);
+  if (pe.period_s <= 0) {
+    std::vector<double> ps;
+    for (int s : job.servers) ps.push_back(servers[s].period.period_s);
+    pe.period_s = Median(ps);
+  }
+  return pe;
+}
 
-    // Plot series.
-    {
-      double pb = options.plot_bin_s > 0 ? options.plot_bin_s : std::max(bin_s, job.period_s / 8);
-      const double span_s = nb * bin_s;
-      pb = std::max(pb, span_s / 4000);
-      const size_t per = std::max<size_t>(1, static_cast<size_t>(std::llround(pb / bin_s)));
-      job.plot_bin_s = per * bin_s;
-      job.plot_start_ms = grid.start_ms;
-      for (size_t t = 0; t < nb; t += per) {
-        double s = 0;
-        size_t c = 0;
-        for (size_t u = t; u < std::min(nb, t + per); ++u, ++c) s += J[u];
-        job.traffic_gbps.push_back(static_cast<float>(s / c));
-      }
-    }
+// Iteration starts (fractional bins) and the template match score at every bin.
+struct Boundaries {
+  std::vector<double> starts;
+  std::vector<double> scores;
+};
 
-    // Slow iterations and stalls.
-    std::vector<double> normal_rate;
-    for (size_t k = 0; k < job.iterations.size(); ++k) {
-      const Iteration& it = job.iterations[k];
-      if (it.gap) continue;
-      double d = (it.end_ms - it.start_ms) / 1000.0;
-      if (std::abs(d - med) > options.k * sigma) continue;
-      size_t b0 = static_cast<size_t>((it.start_ms - grid.start_ms) / 1000.0 / bin_s);
-      size_t b1 = std::min(nb, static_cast<size_t>((it.end_ms - grid.start_ms) / 1000.0 / bin_s));
-      for (size_t t = b0; t < b1; ++t) normal_rate.push_back(J[t]);
+// Stage 4a: where the job runs (a period-long moving average above half its typical level), a
+// one-iteration template folded there at the period, boundaries tracked with it, then tracked
+// again with the template rebuilt from the aligned iterations.
+Boundaries TrackIterations(const JobTraffic& jt, double period_bins,
+                           const CountersOptions& options) {
+  const size_t nb = jt.rate.size();
+  const size_t L = std::max<size_t>(3, static_cast<size_t>(std::llround(period_bins)));
+  const std::vector<double> smooth = MovingAverage(jt.rate, L);
+  std::vector<double> levels;
+  for (size_t t = 0; t < nb; ++t)
+    if (jt.ok[t] && smooth[t] > 0) levels.push_back(smooth[t]);
+  const double level = Median(levels);
+  std::vector<uint8_t> running(nb);
+  for (size_t t = 0; t < nb; ++t) running[t] = jt.ok[t] && smooth[t] >= 0.5 * level;
+
+  std::vector<double> tmpl = FoldedTemplate(jt.rate, running, L, period_bins);
+  Boundaries b;
+  b.starts = TrackBoundaries(MatchScores(jt.rate, jt.ok, tmpl), period_bins,
+                             options.match_threshold);
+  if (std::vector<double> t2 = AlignedTemplate(jt.rate, b.starts, L, period_bins); !t2.empty()) {
+    tmpl = std::move(t2);
+    b.starts = TrackBoundaries(MatchScores(jt.rate, jt.ok, tmpl), period_bins,
+                               options.match_threshold);
+  }
+  b.scores = MatchScores(jt.rate, jt.ok, tmpl);
+  return b;
+}
+
+// Stage 4b: the iterations between consecutive starts (an iteration more than a tenth missing is
+// a gap); returns the durations of the others, in seconds.
+std::vector<double> MakeIterations(const Boundaries& b, const std::vector<uint8_t>& ok,
+                                   const Grid& grid, CountersJob* job) {
+  const size_t nb = ok.size();
+  auto to_ms = [&](double bins) {
+    return grid.start_ms + static_cast<int64_t>(std::llround(bins * grid.bin_s * 1000));
+  };
+  std::vector<double> durations;
+  for (size_t k = 0; k + 1 < b.starts.size(); ++k) {
+    Iteration it;
+    it.start_ms = to_ms(b.starts[k]);
+    it.end_ms = to_ms(b.starts[k + 1]);
+    size_t b0 = static_cast<size_t>(b.starts[k]), b1 = static_cast<size_t>(b.starts[k + 1]);
+    it.score = b.scores[b0];
+    size_t missing = 0;
+    for (size_t t = b0; t < b1 && t < nb; ++t) missing += ok[t] ? 0 : 1;
+    it.gap = missing * 10 > (b1 - b0);
+    job->iterations.push_back(it);
+    if (!it.gap) durations.push_back((it.end_ms - it.start_ms) / 1000.0);
+  }
+  if (!job->iterations.empty()) {
+    job->start_ms = job->iterations.front().start_ms;
+    job->end_ms = job->iterations.back().end_ms;
+  }
+  return durations;
+}
+
+// The normal iteration: median duration and robust sigma (at least 2% of the median).
+struct StepBaseline {
+  double median = 0, sigma = 0;
+};
+
+// Stage 4c: the job's step median, p99 and baseline; the period is refined to the mean of the
+// normal iterations (telescoping boundaries, so finer than a bin) when there are enough of them.
+StepBaseline SummarizeSteps(const std::vector<double>& durations, double k, CountersJob* job) {
+  StepBaseline base;
+  base.median = Median(durations);
+  base.sigma = std::max(RobustSigma(durations, base.median), 0.02 * base.median);
+  double sum = 0;
+  size_t n = 0;
+  for (double d : durations)
+    if (std::abs(d - base.median) <= k * base.sigma) {
+      sum += d;
+      ++n;
     }
-    double mean_rate = normal_rate.empty() ? 0
-                       : std::accumulate(normal_rate.begin(), normal_rate.end(), 0.0) / normal_rate.size();
-    // The longest silence of a normal iteration (compute phases are quiet too): a stall must
-    // exceed it by a typical iteration.
-    auto longest_quiet = [&](size_t b0, size_t b1, size_t* at) {
-      size_t best = 0, cur = 0;
-      for (size_t t = b0; t < b1 && t < nb; ++t) {
-        if (J[t] < 0.1 * mean_rate) {
-          if (++cur > best) {
-            best = cur;
-            if (at) *at = t + 1 - cur;
-          }
-        } else {
-          cur = 0;
-        }
+  if (n >= 5 && std::abs(sum / n - job->period_s) < 0.1 * job->period_s) job->period_s = sum / n;
+  job->step_median_s = base.median;
+  if (!durations.empty()) {
+    std::vector<double> d = durations;
+    std::sort(d.begin(), d.end());
+    const size_t p99 = static_cast<size_t>(std::ceil(0.99 * d.size())) - 1;
+    job->step_p99_s = d[std::min(d.size() - 1, p99)];
+  }
+  return base;
+}
+
+// Stage 4d: the job's traffic for the report's plot, at most 4000 points.
+void MakePlotSeries(const std::vector<double>& rate, const Grid& grid,
+                    const CountersOptions& options, CountersJob* job) {
+  const size_t nb = rate.size();
+  const double bin_s = grid.bin_s;
+  double pb = options.plot_bin_s > 0 ? options.plot_bin_s : std::max(bin_s, job->period_s / 8);
+  const double span_s = nb * bin_s;
+  pb = std::max(pb, span_s / 4000);
+  const size_t per = std::max<size_t>(1, static_cast<size_t>(std::llround(pb / bin_s)));
+  job->plot_bin_s = per * bin_s;
+  job->plot_start_ms = grid.start_ms;
+  for (size_t t = 0; t < nb; t += per) {
+    double s = 0;
+    size_t c = 0;
+    for (size_t u = t; u < std::min(nb, t + per); ++u, ++c) s += rate[u];
+    job->traffic_gbps.push_back(static_cast<float>(s / c));
+  }
+}
+
+// The grid bin of an iteration boundary (truncated).
+size_t BinOf(int64_t ms, const Grid& grid) {
+  return static_cast<size_t>((ms - grid.start_ms) / 1000.0 / grid.bin_s);
+}
+
+// Not a gap and within k sigma of the median duration.
+bool IsNormal(const Iteration& it, const StepBaseline& base, double k) {
+  double d = (it.end_ms - it.start_ms) / 1000.0;
+  return !(it.gap || std::abs(d - base.median) > k * base.sigma);
+}
+
+// The job's rate over its normal iterations, and the longest silence (below a tenth of that
+// rate) of a typical normal iteration: compute phases are quiet too, so a stall must be longer.
+struct QuietProfile {
+  double mean_rate = 0;
+  double normal_quiet_s = 0;
+};
+
+// The longest run of bins in [b0, b1) quieter than a tenth of `mean_rate`, in seconds; its first
+// bin goes to *at when given.
+double LongestQuiet(const std::vector<double>& rate, double mean_rate, size_t b0, size_t b1,
+                    double bin_s, size_t* at) {
+  size_t best = 0, cur = 0;
+  for (size_t t = b0; t < b1 && t < rate.size(); ++t) {
+    if (rate[t] < 0.1 * mean_rate) {
+      if (++cur > best) {
+        best = cur;
+        if (at) *at = t + 1 - cur;
       }
-      return best * bin_s;
-    };
-    std::vector<double> normal_quiet;
-    for (const Iteration& it : job.iterations) {
-      double d = (it.end_ms - it.start_ms) / 1000.0;
-      if (it.gap || std::abs(d - med) > options.k * sigma) continue;
-      normal_quiet.push_back(longest_quiet(
-          static_cast<size_t>((it.start_ms - grid.start_ms) / 1000.0 / bin_s),
-          static_cast<size_t>((it.end_ms - grid.start_ms) / 1000.0 / bin_s), nullptr));
+    } else {
+      cur = 0;
     }
-    const double quiet_normal = Median(normal_quiet);
-    std::vector<bool> flagged(job.iterations.size(), false);
-    for (size_t k = 0; k < job.iterations.size(); ++k) {
-      const Iteration& it = job.iterations[k];
-      double d = (it.end_ms - it.start_ms) / 1000.0;
-      flagged[k] = !it.gap && durations.size() >= 5 && d > med + options.k * sigma && d > 1.15 * med;
+  }
+  return best * bin_s;
+}
+
+QuietProfile ProfileQuiet(const CountersJob& job, const std::vector<double>& rate,
+                          const StepBaseline& base, const Grid& grid, double k) {
+  const size_t nb = rate.size();
+  std::vector<double> normal_rate;
+  for (const Iteration& it : job.iterations) {
+    if (!IsNormal(it, base, k)) continue;
+    size_t b0 = BinOf(it.start_ms, grid);
+    size_t b1 = std::min(nb, BinOf(it.end_ms, grid));
+    for (size_t t = b0; t < b1; ++t) normal_rate.push_back(rate[t]);
+  }
+  QuietProfile q;
+  const double rate_sum = std::accumulate(normal_rate.begin(), normal_rate.end(), 0.0);
+  q.mean_rate = normal_rate.empty() ? 0 : rate_sum / normal_rate.size();
+  std::vector<double> normal_quiet;
+  for (const Iteration& it : job.iterations) {
+    if (!IsNormal(it, base, k)) continue;
+    normal_quiet.push_back(LongestQuiet(rate, q.mean_rate, BinOf(it.start_ms, grid),
+                                        BinOf(it.end_ms, grid), grid.bin_s, nullptr));
+  }
+  q.normal_quiet_s = Median(normal_quiet);
+  return q;
+}
+
+// One run of slow iterations as a finding: a job-wide stall when its longest all-server silence
+// exceeds a normal iteration's by a median iteration (and two refreshes), else slow iterations.
+CountersFinding SlowRunFinding(const CountersJob& job, int ji, const diagnosis::Run& run,
+                               const std::vector<double>& rate, const StepBaseline& base,
+                               const QuietProfile& quiet, const Grid& grid, double refresh_s) {
+  const double med = base.median;
+  const Iteration& first = job.iterations[run.first];
+  const Iteration& last = job.iterations[run.last];
+  size_t b0 = BinOf(first.start_ms, grid);
+  size_t b1 = std::min(rate.size(), BinOf(last.end_ms, grid));
+  size_t best_at = b0;
+  const double quiet_s = LongestQuiet(rate, quiet.mean_rate, b0, b1, grid.bin_s, &best_at);
+  const size_t best_len = static_cast<size_t>(std::llround(quiet_s / grid.bin_s));
+  double longest = 0, total = 0;
+  for (size_t k = run.first; k <= run.last; ++k) {
+    double d = (job.iterations[k].end_ms - job.iterations[k].start_ms) / 1000.0;
+    longest = std::max(longest, d);
+    total += d;
+  }
+  CountersFinding f;
+  f.job = ji;
+  f.servers = job.servers;
+  f.baseline = med;
+  f.sigma = base.sigma;
+  f.units = static_cast<int>(run.last - run.first + 1);
+  if (quiet_s >= quiet.normal_quiet_s + med && quiet_s >= 2 * refresh_s) {
+    f.kind = "job_stall";
+    f.severity = quiet_s >= 3 * med ? Severity::kCritical : Severity::kWarning;
+    f.start_ms = grid.BinStartMs(best_at);
+    f.end_ms = grid.BinStartMs(best_at + best_len);
+    f.metric = "silence_s";
+    f.value = quiet_s;
+    f.summary = fmt::format("all {} servers silent for {} (iteration {} vs median {})",
+                            job.servers.size(), Seconds(quiet_s), Seconds(longest), Seconds(med));
+  } else {
+    f.kind = "slow_iteration";
+    f.severity = longest >= 1.5 * med ? Severity::kCritical : Severity::kWarning;
+    f.start_ms = first.start_ms;
+    f.end_ms = last.end_ms;
+    f.metric = "iteration_s";
+    f.value = total / f.units;
+    f.summary = fmt::format("{} slow iteration{} of {} on average (median {}, {:.1f} sigma)",
+                            f.units, f.units > 1 ? "s" : "", Seconds(f.value), Seconds(med),
+                            (f.value - med) / base.sigma);
+  }
+  return f;
+}
+
+// Stage 5a: slow iterations (k robust sigma and 15% over the median, with at least 5 normal
+// durations) and stalls. Returns which iterations were flagged.
+std::vector<bool> FindSlowIterations(const CountersJob& job, int ji,
+                                     const std::vector<double>& rate, size_t durations,
+                                     const StepBaseline& base, const Grid& grid, double refresh_s,
+                                     double k, std::vector<CountersFinding>* findings) {
+  const QuietProfile quiet = ProfileQuiet(job, rate, base, grid, k);
+  std::vector<bool> flagged(job.iterations.size(), false);
+  for (size_t i = 0; i < job.iterations.size(); ++i) {
+    const Iteration& it = job.iterations[i];
+    double d = (it.end_ms - it.start_ms) / 1000.0;
+    flagged[i] = !it.gap && durations >= 5 && d > base.median + k * base.sigma &&
+                 d > 1.15 * base.median;
+  }
+  for (const diagnosis::Run& run : diagnosis::FlaggedRuns(flagged, 0)) {
+    findings->push_back(SlowRunFinding(job, ji, run, rate, base, quiet, grid, refresh_s));
+  }
+  return flagged;
+}
+
+// A stretch of normal iterations, >= 10 s (and 20 bins), for the out-of-step test.
+struct Chunk {
+  size_t b0, b1;
+  int64_t start_ms, end_ms;
+};
+
+std::vector<Chunk> NormalChunks(const CountersJob& job, const std::vector<bool>& flagged,
+                                const Grid& grid, size_t nb) {
+  std::vector<Chunk> chunks;
+  const double min_s = std::max(10.0, 20 * grid.bin_s);
+  size_t k = 0;
+  while (k < job.iterations.size()) {
+    if (job.iterations[k].gap || flagged[k]) {
+      ++k;
+      continue;
     }
-    for (const diagnosis::Run& run : diagnosis::FlaggedRuns(flagged, 0)) {
-      const Iteration& first = job.iterations[run.first];
-      const Iteration& last = job.iterations[run.last];
-      // Longest silence inside the run.
-      size_t b0 = static_cast<size_t>((first.start_ms - grid.start_ms) / 1000.0 / bin_s);
-      size_t b1 = std::min(nb, static_cast<size_t>((last.end_ms - grid.start_ms) / 1000.0 / bin_s));
-      size_t best_at = b0;
-      const double quiet_s = longest_quiet(b0, b1, &best_at);
-      const size_t best_len = static_cast<size_t>(std::llround(quiet_s / bin_s));
-      double longest = 0, total = 0;
-      for (size_t k = run.first; k <= run.last; ++k) {
-        double d = (job.iterations[k].end_ms - job.iterations[k].start_ms) / 1000.0;
-        longest = std::max(longest, d);
-        total += d;
-      }
+    size_t e = k;
+    while (e + 1 < job.iterations.size() && !job.iterations[e + 1].gap && !flagged[e + 1] &&
+           (job.iterations[e].end_ms - job.iterations[k].start_ms) / 1000.0 < min_s)
+      ++e;
+    Chunk c;
+    c.start_ms = job.iterations[k].start_ms;
+    c.end_ms = job.iterations[e].end_ms;
+    c.b0 = BinOf(c.start_ms, grid);
+    c.b1 = std::min(nb, BinOf(c.end_ms, grid));
+    if ((c.end_ms - c.start_ms) / 1000.0 >= 0.5 * min_s) chunks.push_back(c);
+    k = e + 1;
+  }
+  return chunks;
+}
+
+// Stage 5b: servers out of step. Per chunk, each server's correlation with the rest of its job;
+// a server k robust sigma below the job's median (and below 0.75 of it) in >= 2 chunks (one
+// unflagged chunk may interrupt) is out of step. Jobs of >= 3 servers and >= 4 iterations.
+void FindServersOutOfStep(const CountersJob& job, int ji, const std::vector<double>& job_rate,
+                          const ServerSeries& series, const std::vector<bool>& flagged,
+                          const Grid& grid, const std::vector<ServerResult>& servers, double k,
+                          std::vector<CountersFinding>* findings) {
+  const size_t ns = job.servers.size(), nb = job_rate.size();
+  if (ns < 3 || job.iterations.size() < 4) return;
+  const std::vector<Chunk> chunks = NormalChunks(job, flagged, grid, nb);
+  std::vector<std::vector<double>> corr(ns, std::vector<double>(chunks.size(), 0));
+  std::vector<double> rest(nb);
+  for (size_t si = 0; si < ns; ++si) {
+    const std::vector<double>& x = series.rate[job.servers[si]];
+    for (size_t t = 0; t < nb; ++t) rest[t] = job_rate[t] - x[t];
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      corr[si][c] = Pearson(x.data() + chunks[c].b0, rest.data() + chunks[c].b0,
+                            chunks[c].b1 - chunks[c].b0);
+    }
+  }
+  std::vector<double> centre(chunks.size()), spread_c(chunks.size());
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    std::vector<double> col;
+    for (size_t si = 0; si < ns; ++si) col.push_back(corr[si][c]);
+    centre[c] = Median(col);
+    spread_c[c] = std::max(RobustSigma(col, centre[c]), 0.05);
+  }
+  for (size_t si = 0; si < ns; ++si) {
+    std::vector<bool> low(chunks.size());
+    for (size_t c = 0; c < chunks.size(); ++c) {
+      low[c] = corr[si][c] < centre[c] - k * spread_c[c] && corr[si][c] < 0.75 * centre[c];
+    }
+    for (const diagnosis::Run& run : diagnosis::FlaggedRuns(low, 1)) {
+      if (run.flagged < 2) continue;
       CountersFinding f;
-      f.job = static_cast<int>(ji);
-      f.servers = job.servers;
-      f.baseline = med;
-      f.sigma = sigma;
-      f.units = static_cast<int>(run.last - run.first + 1);
-      if (quiet_s >= quiet_normal + med && quiet_s >= 2 * refresh_s) {
-        f.kind = "job_stall";
-        f.severity = quiet_s >= 3 * med ? 2 : 1;
-        f.start_ms = grid.BinStartMs(best_at);
-        f.end_ms = grid.BinStartMs(best_at + best_len);
-        f.metric = "silence_s";
-        f.value = quiet_s;
-        f.summary = fmt::format("all {} servers silent for {} (iteration {} vs median {})", ns,
-                                Seconds(quiet_s), Seconds(longest), Seconds(med));
-      } else {
-        f.kind = "slow_iteration";
-        f.severity = longest >= 1.5 * med ? 2 : 1;
-        f.start_ms = first.start_ms;
-        f.end_ms = last.end_ms;
-        f.metric = "iteration_s";
-        f.value = total / f.units;
-        f.summary = fmt::format("{} slow iteration{} of {} on average (median {}, {:.1f} sigma)",
-                                f.units, f.units > 1 ? "s" : "", Seconds(f.value), Seconds(med),
-                                (f.value - med) / sigma);
+      f.kind = "server_out_of_step";
+      f.severity = Severity::kWarning;
+      f.job = ji;
+      f.servers = {job.servers[si]};
+      f.start_ms = chunks[run.first].start_ms;
+      f.end_ms = chunks[run.last].end_ms;
+      f.metric = "correlation_with_job";
+      double v = 0, b = 0, sg = 0;
+      for (size_t c = run.first; c <= run.last; ++c) {
+        v += corr[si][c];
+        b += centre[c];
+        sg += spread_c[c];
       }
-      res.findings.push_back(std::move(f));
+      const double m = static_cast<double>(run.last - run.first + 1);
+      f.value = v / m;
+      f.baseline = b / m;
+      f.sigma = sg / m;
+      f.units = static_cast<int>(run.flagged);
+      f.summary = fmt::format("{} out of step with its job: correlation {:.2f} vs {:.2f} for "
+                              "the other servers, over {:.0f}s",
+                              servers[job.servers[si]].name, f.value, f.baseline,
+                              (f.end_ms - f.start_ms) / 1000.0);
+      findings->push_back(std::move(f));
     }
+  }
+}
 
-    // Servers out of step: per chunk of iterations (>= 10 s and >= 20 bins), each server's
-    // correlation with the rest of its job, compared across servers.
-    if (ns >= 3 && job.iterations.size() >= 4) {
-      struct Chunk {
-        size_t b0, b1;
-        int64_t start_ms, end_ms;
-      };
-      std::vector<Chunk> chunks;
-      const double min_s = std::max(10.0, 20 * bin_s);
-      size_t k = 0;
-      while (k < job.iterations.size()) {
-        if (job.iterations[k].gap || flagged[k]) {
-          ++k;
-          continue;
-        }
-        size_t e = k;
-        while (e + 1 < job.iterations.size() && !job.iterations[e + 1].gap && !flagged[e + 1] &&
-               (job.iterations[e].end_ms - job.iterations[k].start_ms) / 1000.0 < min_s)
-          ++e;
-        Chunk c;
-        c.start_ms = job.iterations[k].start_ms;
-        c.end_ms = job.iterations[e].end_ms;
-        c.b0 = static_cast<size_t>((c.start_ms - grid.start_ms) / 1000.0 / bin_s);
-        c.b1 = std::min(nb, static_cast<size_t>((c.end_ms - grid.start_ms) / 1000.0 / bin_s));
-        if ((c.end_ms - c.start_ms) / 1000.0 >= 0.5 * min_s) chunks.push_back(c);
-        k = e + 1;
-      }
-      std::vector<std::vector<double>> corr(ns, std::vector<double>(chunks.size(), 0));
-      std::vector<double> rest(nb);
-      for (size_t si = 0; si < ns; ++si) {
-        const std::vector<double>& x = rate[job.servers[si]];
-        for (size_t t = 0; t < nb; ++t) rest[t] = J[t] - x[t];
-        for (size_t c = 0; c < chunks.size(); ++c) {
-          corr[si][c] = Pearson(x.data() + chunks[c].b0, rest.data() + chunks[c].b0,
-                                chunks[c].b1 - chunks[c].b0);
-        }
-      }
-      std::vector<double> centre(chunks.size()), spread_c(chunks.size());
-      for (size_t c = 0; c < chunks.size(); ++c) {
-        std::vector<double> col;
-        for (size_t si = 0; si < ns; ++si) col.push_back(corr[si][c]);
-        centre[c] = Median(col);
-        spread_c[c] = std::max(RobustSigma(col, centre[c]), 0.05);
-      }
-      for (size_t si = 0; si < ns; ++si) {
-        std::vector<bool> low(chunks.size());
-        for (size_t c = 0; c < chunks.size(); ++c) {
-          low[c] = corr[si][c] < centre[c] - options.k * spread_c[c] && corr[si][c] < 0.75 * centre[c];
-        }
-        for (const diagnosis::Run& run : diagnosis::FlaggedRuns(low, 1)) {
-          if (run.flagged < 2) continue;
-          CountersFinding f;
-          f.kind = "server_out_of_step";
-          f.severity = 1;
-          f.job = static_cast<int>(ji);
-          f.servers = {job.servers[si]};
-          f.start_ms = chunks[run.first].start_ms;
-          f.end_ms = chunks[run.last].end_ms;
-          f.metric = "correlation_with_job";
-          double v = 0, b = 0, sg = 0;
-          for (size_t c = run.first; c <= run.last; ++c) {
-            v += corr[si][c];
-            b += centre[c];
-            sg += spread_c[c];
-          }
-          const double m = static_cast<double>(run.last - run.first + 1);
-          f.value = v / m;
-          f.baseline = b / m;
-          f.sigma = sg / m;
-          f.units = static_cast<int>(run.flagged);
-          f.summary = fmt::format("{} out of step with its job: correlation {:.2f} vs {:.2f} for "
-                                  "the other servers, over {:.0f}s",
-                                  res.servers[job.servers[si]].name, f.value, f.baseline,
-                                  (f.end_ms - f.start_ms) / 1000.0);
-          res.findings.push_back(std::move(f));
-        }
-      }
-    }
+// Stages 4 and 5 for one job: period, iterations, step summary, plot, findings.
+void AnalyzeJob(int ji, const ServerSeries& series, const Grid& grid, double refresh_s,
+                const CountersOptions& options, CountersResult* res) {
+  CountersJob& job = res->jobs[ji];
+  for (int s : job.servers) res->servers[s].job = ji;
+  const JobTraffic jt = SumJobTraffic(job, series, grid.bins);
+  DescribeJobNics(res->servers, &job);
+  const PeriodEstimate pe = JobPeriod(jt, job, res->servers, grid.bin_s, options.period);
+  job.period_s = pe.period_s;
+  job.strength = pe.strength;
+  const Boundaries b = TrackIterations(jt, pe.period_s / grid.bin_s, options);
+  const std::vector<double> durations = MakeIterations(b, jt.ok, grid, &job);
+  const StepBaseline base = SummarizeSteps(durations, options.k, &job);
+  MakePlotSeries(jt.rate, grid, options, &job);
+  const std::vector<bool> flagged = FindSlowIterations(
+      job, ji, jt.rate, durations.size(), base, grid, refresh_s, options.k, &res->findings);
+  FindServersOutOfStep(job, ji, jt.rate, series, flagged, grid, res->servers, options.k,
+                       &res->findings);
+}
+
+}  // namespace
+
+CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& topology,
+                               const CountersOptions& options, Stats* stats) {
+  CountersResult res;
+  res.polls = ProfilePolls(data);
+  const double refresh_s =
+      options.refresh_s > 0 ? options.refresh_s : std::max(res.polls.refresh_s, 0.001);
+  const double bin_s = options.bin_s > 0 ? options.bin_s : std::clamp(refresh_s / 4, 0.05, 0.5);
+  res.grid.bin_s = bin_s;
+  res.grid.start_ms = data.first_ms;
+  res.grid.bins =
+      data.last_ms > data.first_ms
+          ? static_cast<size_t>(std::ceil((data.last_ms - data.first_ms) / (bin_s * 1000))) + 1
+          : 0;
+  SpreadOptions spread;
+  spread.refresh_s = refresh_s;
+  spread.max_gap_s = options.max_gap_s;
+  std::map<std::string, ServerAcc> acc =
+      SumPortsByServer(data, topology, res.grid, spread, stats, &res.bytes);
+  const ServerSeries series = ProfileServers(&acc, res.grid, options, &res.servers);
+  res.jobs = GroupServersIntoJobs(series, res.grid, options, &res.servers);
+  for (size_t ji = 0; ji < res.jobs.size(); ++ji) {
+    AnalyzeJob(static_cast<int>(ji), series, res.grid, refresh_s, options, &res);
   }
   std::sort(res.findings.begin(), res.findings.end(),
             [](const CountersFinding& a, const CountersFinding& b) {

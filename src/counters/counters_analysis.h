@@ -11,7 +11,7 @@
 //   5. findings: slow iterations (k robust sigma over the job's iteration durations), job-wide
 //      stalls (a slow iteration that is mostly silence), and servers out of step with their job
 //      (k sigma below the job's per-iteration correlation or phase-shifted, for >= 2 iterations).
-// Sits after counters/port_counters.h and resample.h; counters/counters_report.h turns the result
+// Sits after counters/port_counters.h and resample.h; output/counters_report.h turns the result
 // into the common report.
 #pragma once
 
@@ -23,6 +23,7 @@
 #include "counters/period.h"
 #include "counters/port_counters.h"
 #include "counters/resample.h"
+#include "diagnosis/finding.h"
 
 namespace prism::counters {
 
@@ -73,7 +74,7 @@ struct CountersJob {
 
 struct CountersFinding {
   std::string kind;  // slow_iteration | job_stall | server_out_of_step
-  int severity = 1;  // 0 info, 1 warning, 2 critical
+  diagnosis::Severity severity = diagnosis::Severity::kWarning;  // the flow mode's scale
   int job = -1;
   std::vector<int> servers;
   int64_t start_ms = 0, end_ms = 0;

@@ -6,10 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "counters/counters_report.h"
+#include "counters/counters_test_util.h"
 #include "counters/period.h"
-#include "output/report_json.h"
-#include "output/text_summary.h"
 
 namespace prism::counters {
 namespace {
@@ -74,56 +72,9 @@ TEST(Period, Harmonics) {
   EXPECT_FALSE(HarmonicallyRelated(11.4, 16));
 }
 
-// Synthetic cluster: servers of two jobs (period 6 s on 4 servers, 9 s on 5 servers), 2 NICs each,
-// polled every ~0.57 s with a 1 s refresh. Job A stalls for 30 s; one server of job B runs a
-// quarter period out of phase for a while.
-CountersData MakeCluster(PortTopology* topo) {
-  struct Server {
-    std::string name;
-    double period_s, phase_s;
-    bool stall;
-    bool shifted;
-  };
-  std::vector<Server> servers;
-  for (int i = 0; i < 4; ++i) servers.push_back({"a" + std::to_string(i), 6.0, 0.3, true, false});
-  for (int i = 0; i < 5; ++i) servers.push_back({"b" + std::to_string(i), 9.0, 1.7, false, i == 2});
-  const double total_s = 900, res_s = 0.01;
-  const double stall_from = 300, stall_to = 330, shift_from = 500, shift_to = 650;
-  CountersBuilder b(CounterKind::kCumulative, nullptr);
-  std::mt19937_64 rng(11);
-  std::uniform_real_distribution<double> u(0, 1);
-  for (size_t s = 0; s < servers.size(); ++s) {
-    const Server& sv = servers[s];
-    for (int nic = 0; nic < 2; ++nic) {
-      const std::string sw = "leaf" + std::to_string(nic), port = "p" + std::to_string(s);
-      (*topo)[{sw, port}] = {sv.name, "", "nic" + std::to_string(nic)};
-      double cum = 0, next_poll = u(rng) * 0.5, refresh_phase = u(rng), snapshot = 0;
-      double next_refresh = refresh_phase;
-      for (double t = 0; t < total_s; t += res_s) {
-        double tt = t;
-        if (sv.stall && t >= stall_from) tt = t < stall_to ? -1 : t - (stall_to - stall_from);
-        if (sv.shifted && t >= shift_from && t < shift_to) tt += sv.period_s / 3;
-        double ph = tt < 0 ? -1 : std::fmod(tt + sv.phase_s, sv.period_s);
-        double rate = ph >= 0 && ph < 0.4 * sv.period_s ? 20e9 : (ph >= 0 ? 1e9 : 0);  // bytes/s
-        cum += rate * res_s;
-        if (t >= next_refresh) {
-          snapshot = cum;
-          next_refresh += 1.0;
-        }
-        if (t >= next_poll) {
-          auto v = static_cast<uint64_t>(snapshot);
-          b.Add(sw, port, 1'700'000'000'000 + static_cast<int64_t>(t * 1000), v, v / 2);
-          next_poll += 0.47 + 0.2 * u(rng);
-        }
-      }
-    }
-  }
-  return b.Finish();
-}
-
 TEST(AnalyzeCounters, JobsPeriodsStallAndOutOfStep) {
   PortTopology topo;
-  CountersData data = MakeCluster(&topo);
+  CountersData data = MakeTwoJobCluster(&topo);
   Stats stats;
   CountersResult r = AnalyzeCounters(data, topo, {}, &stats);
   ASSERT_EQ(r.jobs.size(), 2u);
@@ -155,25 +106,6 @@ TEST(AnalyzeCounters, JobsPeriodsStallAndOutOfStep) {
                 (f.start_ms - t0 > 290'000 && f.end_ms - t0 < 340'000))
         << f.kind << " " << f.summary;
   }
-}
-
-// The common report in counters mode: JSON mode and sections, and the summary's counters view.
-TEST(CountersReport, JsonAndSummary) {
-  PortTopology topo;
-  CountersData data = MakeCluster(&topo);
-  Stats stats;
-  CountersResult r = AnalyzeCounters(data, topo, {}, &stats);
-  output::Report report = BuildCountersReport(r, data, {{"c.csv", "counters-csv", data.rows}}, stats);
-  nlohmann::json doc = output::BuildReportJson(report);
-  EXPECT_EQ(doc["mode"], "counters");
-  ASSERT_EQ(doc["jobs"].size(), 2u);
-  EXPECT_EQ(doc["jobs"][0]["hosts"].size(), 4u);
-  EXPECT_EQ(doc["counters"]["jobs"][0]["iterations"].size(), r.jobs[0].iterations.size());
-  EXPECT_FALSE(doc["counters"]["jobs"][0]["plot"]["gbps"].empty());
-  const std::string text = output::FormatSummary(report, false);
-  EXPECT_NE(text.find("Jobs: 2 (from port counters)"), std::string::npos) << text;
-  EXPECT_NE(text.find("job_stall"), std::string::npos);
-  EXPECT_NE(text.find("counter polls read"), std::string::npos);
 }
 
 }  // namespace

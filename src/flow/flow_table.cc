@@ -57,7 +57,13 @@ int BitWidth(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
 void FlowTable::SortByStart(int threads) {
   PRISM_CHECK(has_transfer_columns());
   const size_t n = size();
-  if (std::is_sorted(start_ns_.begin(), start_ns_.end())) return;
+  if (std::is_sorted(start_ns_.begin(), start_ns_.end())) {
+    // Starts already in order (a window cut from a sorted table, a source that delivers in start
+    // order): no row moves between starts, but runs of equal start must still be put in
+    // (end, src, dst) order — a cut re-interns its endpoints, so its ids order ties differently.
+    OrderEqualStarts();
+    return;
+  }
   // Each row becomes one 64-bit key, (start - min start) above the row number, sorted by an LSD
   // radix sort over the start bits only: the row bits start in order and the sort is stable,
   // so keys end up ordered by (start, row). 16 bytes per row of scratch and a few linear passes,

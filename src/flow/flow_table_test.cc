@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <tuple>
+#include <vector>
+
 namespace prism::flow {
 namespace {
 
@@ -30,6 +35,151 @@ TEST(FlowTable, InternsEndpointsAndSortsAllColumnsTogether) {
   EXPECT_EQ(t.bytes()[2], 3u);
   EXPECT_EQ(t.min_start_ns(), 100);
   EXPECT_EQ(t.max_end_ns(), 310);
+}
+
+// The order SortByStart promises: (start, end, src, dst) by the table's endpoint ids, ties of all
+// four in loading order — computed here the slow, obvious way.
+struct Row {
+  int64_t start, end;
+  EndpointId src, dst;
+  uint64_t bytes;
+  uint32_t qp, sampling;
+  PointId point;
+};
+
+std::vector<Row> Rows(const FlowTable& t) {
+  std::vector<Row> rows;
+  for (size_t i = 0; i < t.size(); ++i) {
+    rows.push_back({t.start_ns()[i], t.end_ns()[i], t.src()[i], t.dst()[i], t.bytes()[i],
+                    t.qp()[i], t.sampling_rate()[i], t.point()[i]});
+  }
+  return rows;
+}
+
+std::vector<Row> ReferenceOrder(std::vector<Row> rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return std::tie(a.start, a.end, a.src, a.dst) < std::tie(b.start, b.end, b.src, b.dst);
+  });
+  return rows;
+}
+
+void ExpectRows(const std::vector<Row>& got, const std::vector<Row>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    // bytes is unique per loaded row: it names the row, so ties are checked too.
+    ASSERT_EQ(got[i].bytes, want[i].bytes) << "row " << i;
+    EXPECT_EQ(got[i].start, want[i].start);
+    EXPECT_EQ(got[i].end, want[i].end);
+    EXPECT_EQ(got[i].src, want[i].src);
+    EXPECT_EQ(got[i].dst, want[i].dst);
+    EXPECT_EQ(got[i].qp, want[i].qp);
+    EXPECT_EQ(got[i].sampling, want[i].sampling);
+    EXPECT_EQ(got[i].point, want[i].point);
+  }
+}
+
+// `n` records among `endpoints` addresses, starts in [0, start_span) (so many ties when small),
+// ends start + [0, end_span); every column a function of the row (bytes = row number).
+FlowTable Random(size_t n, int endpoints, int64_t start_span, int64_t end_span, uint64_t seed,
+                 int64_t start_offset = 1'700'000'000'000'000'000) {
+  std::mt19937_64 rng(seed);
+  FlowTable t;
+  for (size_t i = 0; i < n; ++i) {
+    FlowRecord r;
+    r.src = IpAddr::FromV4(0x0A000000u + static_cast<uint32_t>(rng() % endpoints));
+    r.dst = IpAddr::FromV4(0x0A000000u + static_cast<uint32_t>(rng() % endpoints));
+    r.start_ns = start_offset + static_cast<int64_t>(rng() % static_cast<uint64_t>(start_span));
+    r.end_ns = r.start_ns + static_cast<int64_t>(rng() % static_cast<uint64_t>(end_span));
+    r.bytes = i;
+    r.qp = static_cast<uint32_t>(i * 7);
+    r.sampling_rate = static_cast<uint32_t>(i % 5 + 1);
+    r.point = static_cast<PointId>(i % 3);
+    t.OnRecord(r);
+  }
+  return t;
+}
+
+TEST(FlowTableSort, ShuffledInputWithManyTies) {
+  for (uint64_t seed : {1, 2, 3}) {
+    FlowTable t = Random(5'000, 20, 50, 4, seed);
+    const std::vector<Row> want = ReferenceOrder(Rows(t));
+    t.SortByStart();
+    ExpectRows(Rows(t), want);
+  }
+}
+
+// Starts already in order but equal starts not in (end, src, dst) order: the table looks sorted
+// by start alone, yet its ties must still be ordered.
+TEST(FlowTableSort, SortedStartsWithShuffledTies) {
+  FlowTable t;
+  std::mt19937_64 rng(11);
+  uint64_t row = 0;
+  for (int64_t start = 1000; start < 1100; ++start) {
+    for (int k = 0; k < 6; ++k) {
+      FlowRecord r;
+      r.src = IpAddr::FromV4(0x0A000000u + static_cast<uint32_t>(rng() % 8));
+      r.dst = IpAddr::FromV4(0x0A000000u + static_cast<uint32_t>(rng() % 8));
+      r.start_ns = start;
+      r.end_ns = start + static_cast<int64_t>(rng() % 3);
+      r.bytes = row++;
+      t.OnRecord(r);
+    }
+  }
+  ASSERT_TRUE(std::is_sorted(t.start_ns().begin(), t.start_ns().end()));
+  const std::vector<Row> want = ReferenceOrder(Rows(t));
+  size_t moved = 0;  // the input is not already in the promised order
+  for (size_t i = 0; i < want.size(); ++i) moved += want[i].bytes != i;
+  ASSERT_GT(moved, 100u);
+  t.SortByStart();
+  ExpectRows(Rows(t), want);
+}
+
+// A time span too long to pack beside the row number in 64 bits: the stable comparison sort.
+TEST(FlowTableSort, StableFallbackForLongSpans) {
+  FlowTable t = Random(3'000, 10, int64_t{1} << 60, 3, 5, 0);
+  t.OnRecord(Rec("10.0.0.1", "10.0.0.2", (int64_t{1} << 62) - 1, 3'000));
+  t.OnRecord(Rec("10.0.0.1", "10.0.0.2", 0, 3'001));
+  t.OnRecord(Rec("10.0.0.1", "10.0.0.2", 0, 3'002));  // a tie with the row before: stays after it
+  const std::vector<Row> want = ReferenceOrder(Rows(t));
+  t.SortByStart();
+  ExpectRows(Rows(t), want);
+}
+
+// Two threads move the columns in parallel (from 65,536 rows on): the same table as one thread.
+TEST(FlowTableSort, TwoThreadsGiveTheSameTable) {
+  FlowTable one = Random(200'000, 500, 2'000'000, 1'000, 9);
+  FlowTable two = Random(200'000, 500, 2'000'000, 1'000, 9);
+  const std::vector<Row> want = ReferenceOrder(Rows(one));
+  one.SortByStart(1);
+  two.SortByStart(2);
+  ExpectRows(Rows(one), want);
+  ExpectRows(Rows(two), want);
+}
+
+// A window cut from a sorted table re-interns its endpoints in row order, so ties on (start, end)
+// are ordered by the new ids: the cut is sorted by its own ids, as if loaded and sorted anew.
+TEST(FlowTableSort, CopyAndKeepRowsAreSortedByTheirOwnIds) {
+  FlowTable all = Random(20'000, 30, 4'000, 3, 21);
+  all.SortByStart();
+  const size_t lo = 7'000, hi = 15'000;
+  FlowTable copy = all.CopyRows(lo, hi);
+  FlowTable reloaded;
+  for (size_t i = lo; i < hi; ++i) {
+    FlowRecord r;
+    r.start_ns = all.start_ns()[i];
+    r.end_ns = all.end_ns()[i];
+    r.src = all.endpoints().Addr(all.src()[i]);
+    r.dst = all.endpoints().Addr(all.dst()[i]);
+    r.bytes = all.bytes()[i];
+    r.qp = all.qp()[i];
+    r.sampling_rate = all.sampling_rate()[i];
+    r.point = all.point()[i];
+    reloaded.OnRecord(r);
+  }
+  const std::vector<Row> want = ReferenceOrder(Rows(reloaded));
+  ExpectRows(Rows(copy), want);
+  all.KeepRows(lo, hi);
+  ExpectRows(Rows(all), want);
 }
 
 }  // namespace

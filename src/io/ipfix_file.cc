@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/big_endian.h"
+#include "core/ntp_time.h"
 #include "io/csv_util.h"
 #include "io/file_reader.h"
 #include "ingest/ipfix/export_decoder.h"
@@ -23,7 +23,6 @@ constexpr uint16_t kVarLen = 0xFFFF;
 constexpr uint16_t kEnterpriseBit = 0x8000;
 constexpr size_t kMaxPointNameBytes = 1024;
 constexpr int64_t kNsPerSecond = 1'000'000'000;
-constexpr int64_t kNtpUnixOffsetS = 2'208'988'800;  // 1900-01-01 to 1970-01-01
 
 inline void Put16(char* p, uint16_t v) {
   p[0] = static_cast<char>(v >> 8);
@@ -184,27 +183,6 @@ class IpfixDecoder {
 };
 
 }  // namespace
-
-uint64_t UnixNsToNtp(int64_t unix_ns) {
-  int64_t s = unix_ns / kNsPerSecond;
-  int64_t rem = unix_ns % kNsPerSecond;
-  if (rem < 0) {
-    rem += kNsPerSecond;
-    s -= 1;
-  }
-  uint64_t ntp_s = static_cast<uint64_t>(s + kNtpUnixOffsetS) & 0xFFFF'FFFFu;  // era wraps
-  // ceil(rem * 2^32 / 1e9): decoding with floor gives rem back exactly (2^32 / 1e9 > 1).
-  uint64_t frac = ((static_cast<uint64_t>(rem) << 32) + kNsPerSecond - 1) / kNsPerSecond;
-  return (ntp_s << 32) | frac;
-}
-
-int64_t NtpToUnixNs(uint64_t ntp) {
-  int64_t s = static_cast<int64_t>(ntp >> 32);
-  if (s < 0x8000'0000LL) s += int64_t{1} << 32;  // era 1: 2036-02-07 onwards
-  uint64_t frac = ntp & 0xFFFF'FFFFu;
-  int64_t ns = static_cast<int64_t>((frac * kNsPerSecond) >> 32);
-  return (s - kNtpUnixOffsetS) * kNsPerSecond + ns;
-}
 
 StatusOr<size_t> ShiftWrittenMessageTimes(std::span<uint8_t> m, uint32_t seconds) {
   auto bad = [&](size_t at, const char* what) -> StatusOr<size_t> {

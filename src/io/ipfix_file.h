@@ -17,7 +17,7 @@
 //                                                  variable length (RFC 7011 7), empty = none
 // Timestamps: Unix ns <-> NTP seconds since 1900 (era 0, values below 2^31 read as era 1, so
 // 1968..2104 round-trips) and fraction = ceil(ns * 2^32 / 1e9), decoded as
-// floor(frac * 1e9 / 2^32): exact to the ns.
+// floor(frac * 1e9 / 2^32): exact to the ns (core/ntp_time.h).
 //
 // The reader frames the file into messages (and resynchronizes after a bad header); the messages
 // themselves are decoded by ingest/ipfix/export_decoder.h, shared with captures and the UDP
@@ -52,10 +52,6 @@ inline constexpr uint16_t kPrismIeRoceDestQp = 1;        // unsigned32
 inline constexpr uint16_t kPrismIeObservationPoint = 2;  // string (switch name)
 inline constexpr uint16_t kIpfixTemplateV4 = 256;
 inline constexpr uint16_t kIpfixTemplateV6 = 257;
-
-// NTP (RFC 7011 dateTimeNanoseconds) <-> Unix epoch ns, exact for 1968..2104.
-uint64_t UnixNsToNtp(int64_t unix_ns);
-int64_t NtpToUnixNs(uint64_t ntp);
 
 // Moves every record of one message written by IpfixFileWriter later by `seconds` (its start and
 // end, in place): a sender can resend the same encoded messages as new traffic without encoding

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <cstring>
 #include <map>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -14,6 +15,7 @@
 
 #include "diagnosis/finding.h"
 #include "output/html_assets.h"
+#include "output/report_json.h"
 #include "service/api_json.h"
 #include "service/dashboard.h"
 
@@ -378,6 +380,15 @@ void InstallRoutes(httplib::Server* server, const ApiContext& ctx_in) {
         s->version, s->window_start_ns, s->window_end_ns,
         s->dashboard_json ? *s->dashboard_json : std::string("null"));
     res.set_content(body, "application/json");
+  });
+  server->Get("/api/v1/report", [ctx](const httplib::Request&, httplib::Response& res) {
+    auto s = ctx->snapshots->Get();
+    if (!s->report) return SendError(res, 404, "no window analysed yet");
+    std::ostringstream out;
+    if (auto st = output::WriteReportJson(*s->report, &out); !st) {
+      return SendError(res, 500, st.error().message);
+    }
+    res.set_content(out.str(), "application/json");
   });
   server->Get("/metrics", [ctx](const httplib::Request&, httplib::Response& res) {
     res.set_content(RenderMetrics(*ctx), "text/plain; version=0.0.4; charset=utf-8");

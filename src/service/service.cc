@@ -17,11 +17,8 @@
 #include <httplib.h>
 
 #include "ingest/ipfix/udp_collector.h"
-#include "ingest/pcap/pcap_reader.h"
-#include "io/flow_csv.h"
-#include "io/input_kind.h"
-#include "io/ipfix_file.h"
 #include "io/topology_csv.h"
+#include "pipeline/input_registry.h"
 #include "service/http_api.h"
 #include "service/ingest_counters.h"
 #include "service/live_capture.h"
@@ -231,21 +228,8 @@ struct Service::Impl {
     PointTable local;
     BatchingSink sink(index, c, &local, &points, &queue, true);
     Stats stats;
-    auto kind = io::SniffInputKind(path);
-    StatusOr<uint64_t> n = MakeError(ErrorCode::kDataLoss, "{}: not a flow file", path);
-    if (kind) {
-      switch (*kind) {
-        case io::InputKind::kFlowCsv: n = io::ReadFlowCsv(path, &sink, &local, &stats); break;
-        case io::InputKind::kIpfix: n = io::ReadIpfixFile(path, &sink, &local, &stats); break;
-        case io::InputKind::kPcap:
-        case io::InputKind::kPcapng:
-          n = ingest::ReadPcapFile(path, ingest::PcapReadOptions{}, &sink, &local, &stats);
-          break;
-        default: break;
-      }
-    } else {
-      n = std::unexpected(kind.error());
-    }
+    // The same readers as `analyze` (zstd for every kind, the capture options).
+    auto n = pipeline::InputRegistry::Default().Read(path, options.read, &sink, &local, &stats);
     sink.Flush();
     c->MergeStats(stats);
     ++c->files;
@@ -423,6 +407,7 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
     co.filter = options.capture_filter;
     co.snaplen = options.capture_snaplen;
     co.buffer_bytes = options.capture_buffer_bytes;
+    co.flows = options.read.capture.flows;
     PRISM_ASSIGN_OR_RETURN(auto cap, LiveCapture::Open(co));
     auto c = std::make_unique<SourceCounters>();
     c->kind = "capture";

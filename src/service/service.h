@@ -28,6 +28,7 @@
 
 #include "core/status.h"
 #include "core/topology.h"
+#include "pipeline/input_registry.h"
 #include "service/tracker.h"
 #include "service/window_buffer.h"
 
@@ -40,6 +41,7 @@ struct ServiceOptions {
   std::string capture_filter;        // BPF applied to every --capture interface
   int capture_snaplen = 256;
   int capture_buffer_bytes = 8 << 20;
+  pipeline::ReadOptions read;      // watched files and live captures: flowlet gap, RoCE idle timeout
   std::string http = "127.0.0.1:0";
   std::string db;                  // empty: no durable state
   std::string token;               // empty: no authentication

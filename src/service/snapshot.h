@@ -66,6 +66,7 @@ struct Snapshot {
   std::vector<diagnosis::SwitchDpBandwidth> switch_dp_bandwidth;
   std::map<std::pair<std::string, std::string>, uint64_t> finding_raises;  // (kind, severity)
   std::shared_ptr<const std::string> dashboard_json;  // BuildHtmlReportData of the latest window
+  std::shared_ptr<const output::Report> report;  // the latest window's report (no pp_events)
 };
 
 inline constexpr size_t kMaxStepsInMemory = 20000;

@@ -164,7 +164,9 @@ Status Store::Write(const WindowWrite& w) {
   PRISM_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   auto fail = [&](const char* what) {
     std::string msg = sqlite3_errmsg(db_);
-    Exec("ROLLBACK");
+    // Best effort: the statement's error is the one to report; a ROLLBACK that fails too finds
+    // the transaction already rolled back by SQLite, and nothing more can be undone.
+    (void)Exec("ROLLBACK");
     return MakeError(ErrorCode::kInternal, "{}: {}: {}", path_, what, msg);
   };
   {

@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "analysis/endpoint_context.h"
 #include "flow/flow_table.h"
 #include "output/html_report.h"
 #include "output/report.h"
+#include "pipeline/analyze_window.h"
 
 namespace prism::service {
 
@@ -181,31 +181,29 @@ StoredFinding* Tracker::AddFinding(output::ReportFinding f, int64_t window_end_n
 }
 
 void Tracker::AnalyzeWindow(const Window& window, const PointTable& points,
-                            Store::WindowWrite* write) {
+                            Store::WindowWrite* write, output::Report* report_out) {
   const auto t0 = std::chrono::steady_clock::now();
   *write = Store::WindowWrite();
+  // The window through the same pipeline as `analyze` (pipeline/analyze_window.h).
   flow::FlowTable table;
   table.Reserve(window.records.size());
   for (const FlowRecord& r : window.records) table.OnRecord(r);
-  table.SortByStart();
-  analysis::EndpointContext ctx = analysis::BuildEndpointContext(table.endpoints(), topology_);
-  analysis::AnalysisStats astats;
-  analysis::AnalysisResults results =
-      analysis::Analyze(table, ctx, window.end_ns, options_.analysis, &astats);
-  std::vector<diagnosis::Finding> findings =
-      diagnosis::Diagnose(table, points, ctx, results, options_.diagnosis, &baselines_);
-  switch_dp_bw_ = diagnosis::MeasureSwitchDpBandwidth(table, points, ctx, results);
-
+  pipeline::PrepareWindowTable(&table, options_.window.analysis.threads);
   output::ReportBuilder builder(static_cast<double>(options_.window_ns) / 1e9);
-  output::WindowInput in;
+  Stats input;
+  input.Add(Stat::records_read, window.records.size());
+  pipeline::WindowInputs in;
   in.start_ns = window.start_ns;
   in.end_ns = window.end_ns;
-  in.SetFlows(table);
-  in.context = &ctx;
-  in.results = &results;
-  in.findings = &findings;
-  builder.AddWindow(in);
+  in.topology = topology_;
+  in.points = &points;
+  pipeline::WindowOptions window_options = options_.window;
+  window_options.measure_switch_bandwidth = true;
+  pipeline::WindowSummary summary = pipeline::AnalyzeWindow(
+      std::move(table), in, window_options, &baselines_, &input, &builder);
+  switch_dp_bw_ = std::move(summary.switch_dp_bandwidth);
   builder.AddSource("live window", "live", window.records.size());
+  builder.SetInputStats(input);
   output::Report report = builder.Build();
 
   // Job identity across windows.
@@ -287,8 +285,14 @@ void Tracker::AnalyzeWindow(const Window& window, const PointTable& points,
     GpuHistory& h = gpus_[t.gpu];
     h.job = t.job;
     h.stage = t.stage;
+    const size_t kept = h.steps.size();
     AppendNewSteps(&h.steps, t.steps, [](const output::ReportStep& s) { return s.start_ns; },
                    [](const output::ReportStep& s) { return s.end_ns; });
+    // The timelines API shows no pipeline events; kept, they would be most of the history's
+    // memory (and of every snapshot's copy of it).
+    for (size_t i = kept; i < h.steps.size(); ++i) {
+      std::vector<output::ReportPpEvent>().swap(h.steps[i].pp_events);
+    }
   }
   const int64_t horizon = window.end_ns - options_.history_ns;
   for (auto it = gpus_.begin(); it != gpus_.end();) {
@@ -325,6 +329,14 @@ void Tracker::AnalyzeWindow(const Window& window, const PointTable& points,
   html.title = "llmprism live";
   dashboard_json_ =
       std::make_shared<const std::string>(output::BuildHtmlReportData(report, html).dump());
+  // Kept for /api/v1/report (the report JSON of `analyze --report`, without --pp-events): the
+  // per-step pipeline events are most of a report's memory and neither it nor the timelines API
+  // shows them.
+  for (output::ReportTimeline& t : report.timelines) {
+    for (output::ReportStep& st : t.steps) std::vector<output::ReportPpEvent>().swap(st.pp_events);
+  }
+  latest_report_ = std::make_shared<const output::Report>(std::move(report));
+  if (report_out != nullptr) *report_out = *latest_report_;
 
   ++windows_;
   window_start_ns_ = window.start_ns;
@@ -359,6 +371,7 @@ std::shared_ptr<const Snapshot> Tracker::BuildSnapshot() const {
   s->switch_dp_bandwidth = switch_dp_bw_;
   s->finding_raises = finding_raises_;
   s->dashboard_json = dashboard_json_;
+  s->report = latest_report_;
   return s;
 }
 

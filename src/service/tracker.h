@@ -1,6 +1,6 @@
 // File: service/tracker.h
 // The incremental analysis of `llmprism serve`: each window is analysed exactly as `analyze`
-// analyses one (Analyze + Diagnose, analysis/analyze.h, diagnosis/diagnose.h), and the Tracker
+// analyses one (pipeline/analyze_window.h: Analyze + Diagnose + the window's report), and the Tracker
 // carries across windows what a single window cannot know:
 //   - job identity: a job keeps its id ("job<n>", numbered at first sight) while its GPU set is
 //     the same (or overlaps an active job's by >= 90%, Jaccard: a window may miss a few idle GPUs);
@@ -22,11 +22,12 @@
 #include <string>
 #include <vector>
 
-#include "analysis/analyze.h"
 #include "core/name_table.h"
 #include "core/stats.h"
 #include "core/topology.h"
 #include "diagnosis/diagnose.h"
+#include "output/report.h"
+#include "pipeline/analyze_window.h"
 #include "service/snapshot.h"
 #include "service/store.h"
 #include "service/window_buffer.h"
@@ -37,8 +38,7 @@ struct TrackerOptions {
   int64_t window_ns = 60'000'000'000;
   int64_t step_ns = 10'000'000'000;
   int64_t history_ns = 600'000'000'000;  // per-GPU timelines kept in memory
-  analysis::AnalysisOptions analysis;
-  diagnosis::DiagnosisOptions diagnosis;
+  pipeline::WindowOptions window;  // analysis and diagnosis options, as for `analyze`
 };
 
 class Tracker {
@@ -48,9 +48,11 @@ class Tracker {
   // State loaded from the store at start.
   void Restore(LoadedState state);
 
-  // Analyses one window; fills `write` with what changed (pointers into this Tracker, valid
-  // until the next call).
-  void AnalyzeWindow(const Window& window, const PointTable& points, Store::WindowWrite* write);
+  // Analyses one window (pipeline::AnalyzeWindow, as `analyze` does); fills `write` with what
+  // changed (pointers into this Tracker, valid until the next call). `report_out`, if not null,
+  // receives the window's report with the tracker's job ids (the dashboard's data).
+  void AnalyzeWindow(const Window& window, const PointTable& points, Store::WindowWrite* write,
+                     output::Report* report_out = nullptr);
 
   std::shared_ptr<const Snapshot> BuildSnapshot() const;
 
@@ -77,6 +79,7 @@ class Tracker {
   std::vector<diagnosis::SwitchDpBandwidth> switch_dp_bw_;
   std::map<std::pair<std::string, std::string>, uint64_t> finding_raises_;
   std::shared_ptr<const std::string> dashboard_json_;
+  std::shared_ptr<const output::Report> latest_report_;
   uint64_t version_ = 0;
   uint64_t windows_ = 0;
   int64_t window_start_ns_ = 0, window_end_ns_ = 0;

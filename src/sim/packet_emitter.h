@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "core/flow_record.h"
-#include "core/name_table.h"
 #include "core/status.h"
 
 namespace prism::sim {

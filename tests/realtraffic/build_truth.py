@@ -202,8 +202,8 @@ def main():
         pair_bytes[key][phase] += payload
 
     pairs, pair_table = [], []
-    for (ipa, ipb), c in sorted(pair_bytes.items(),
-                                key=lambda kv: [tuple(int(x) for x in s.split(".")) for s in kv[0]]):
+    ip_key = lambda s: tuple(int(x) for x in s.split("."))  # noqa: E731
+    for (ipa, ipb), c in sorted(pair_bytes.items(), key=lambda kv: [ip_key(s) for s in kv[0]]):
         (ja, ra), (jb, rb) = rank_of_ip[ipa], rank_of_ip[ipb]
         job = V.job_config(args.variant, ja)
         label = label_of(job, ra, rb)

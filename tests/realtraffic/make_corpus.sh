@@ -19,14 +19,16 @@ while (($#)); do
     --snaplen) snaplen=$2; shift 2 ;;
     --zstd-level) level=$2; shift 2 ;;
     -h|--help) sed -n 2,9p "$0"; exit 0 ;;
-    all) mapfile -t all < <(/usr/bin/python3 "$here/variants.py" list); variants+=("${all[@]}"); shift ;;
+    all) mapfile -t all < <(/usr/bin/python3 "$here/variants.py" list)
+         variants+=("${all[@]}"); shift ;;
     *) variants+=("$1"); shift ;;
   esac
 done
 ((${#variants[@]})) || { echo "make_corpus.sh: no variant given (try 'all')" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "make_corpus.sh: needs root (network namespaces)" >&2; exit 2; }
 for tool in ip tc tcpdump zstd; do
-  command -v $tool >/dev/null || { echo "make_corpus.sh: $tool missing (scripts/setup.sh)" >&2; exit 2; }
+  command -v $tool >/dev/null ||
+    { echo "make_corpus.sh: $tool missing (scripts/setup.sh)" >&2; exit 2; }
 done
 /usr/bin/python3 -c 'import torch' 2>/dev/null ||
   { echo "make_corpus.sh: python3-torch missing (scripts/setup.sh)" >&2; exit 2; }
@@ -39,7 +41,12 @@ flock 9
 
 tag=rt$$             # namespace prefix, unique per run
 sw=${tag}sw          # the switch namespace, holding the bridge
-bridge=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, '$here'); import variants; print(variants.BRIDGE)")
+# setting NAME: a constant of variants.py.
+setting() {
+  /usr/bin/python3 -c "import sys; sys.path.insert(0, '$here'); import variants; print(variants.$1)"
+}
+bridge=$(setting BRIDGE)
+no_ipv6="net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1"
 pids=()
 namespaces=()
 work=""
@@ -81,7 +88,7 @@ run_variant() {
   log "$variant: namespaces"
   ip netns add "$sw"
   namespaces+=("$sw")
-  ip netns exec "$sw" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+  ip netns exec "$sw" sysctl -qw $no_ipv6
   ip -n "$sw" link set lo up
   ip -n "$sw" link add "$bridge" type bridge
   ip -n "$sw" link set "$bridge" up
@@ -92,7 +99,7 @@ run_variant() {
     local ns=${tag}h$k
     ip netns add "$ns"
     namespaces+=("$ns")
-    ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+    ip netns exec "$ns" sysctl -qw $no_ipv6
     ip -n "$sw" link add "p$k" type veth peer name eth0 netns "$ns"
     ip -n "$sw" link set "p$k" master "$bridge" up
     ip -n "$ns" addr add "$ip/24" dev eth0
@@ -120,8 +127,7 @@ run_variant() {
     local sname
     sname=$(awk -v ip="$ip" '$1 == "host" && $3 == ip {print $2}' <<< "$plan")
     ip netns exec "${ns_of[$sname]}" /usr/bin/python3 "$here/storage_server.py" "$ip" \
-      "$(/usr/bin/python3 -c "import sys; sys.path.insert(0, '$here'); import variants; print(variants.STORAGE_PORT)")" \
-      > "$work/logs/storage.out" 2>&1 &
+      "$(setting STORAGE_PORT)" > "$work/logs/storage.out" 2>&1 &
     storage_pid=$!
     pids+=("$storage_pid")
   done <<< "$plan"
@@ -187,11 +193,13 @@ run_variant() {
 
   mkdir -p "$out/$variant"
   /usr/bin/python3 "$here/build_truth.py" --variant "$variant" --work "$work" \
-    --out "$out/$variant" --capture-start-ns "$capture_start_ns" --capture-end-ns "$capture_end_ns" \
+    --out "$out/$variant" --capture-start-ns "$capture_start_ns" \
+    --capture-end-ns "$capture_end_ns" \
     --snaplen "$snaplen" --seconds $((SECONDS - t_begin)) \
     --command "tests/realtraffic/make_corpus.sh --snaplen $snaplen $variant"
   zstd -q "-$level" -f "$work/capture.pcap" -o "$out/$variant/capture.pcap.zst"
-  log "$variant: done in $((SECONDS - t_begin)) s: $(du -h "$out/$variant/capture.pcap.zst" | cut -f1) capture"
+  log "$variant: done in $((SECONDS - t_begin)) s:" \
+    "$(du -h "$out/$variant/capture.pcap.zst" | cut -f1) capture"
   cleanup || true
 }
 

@@ -132,7 +132,8 @@ def plan(variant):
         lines.append(f"storage {storage_ip(variant)}")
     if "link" in v:
         ln = v["link"]
-        lines.append(f"link {hosts[ln['host']][0]} {ln['rate']} {ln['first_step']} {ln['last_step']}")
+        lines.append(f"link {hosts[ln['host']][0]} {ln['rate']} {ln['first_step']} "
+                     f"{ln['last_step']}")
     return lines
 
 

@@ -1,12 +1,10 @@
 #include "diagnosis/rules/bandwidth_rule.h"
 
 #include <algorithm>
-#include <functional>
 #include <iterator>
 #include <map>
 #include <set>
 #include <tuple>
-#include <unordered_map>
 
 #include <fmt/format.h>
 

@@ -4,122 +4,20 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "core/big_endian.h"
+#include "ingest/ipfix/data_record.h"
 
 namespace prism::ingest {
 namespace {
 
-constexpr uint16_t kVarLen = 0xFFFF;
 constexpr uint16_t kEnterpriseBit = 0x8000;
-constexpr int64_t kNsPerSecond = 1'000'000'000;
-constexpr int64_t kNsPerMs = 1'000'000;
-constexpr int64_t kNtpUnixOffsetS = 2'208'988'800;
-constexpr uint16_t kPrismIeRoceDestQp = 1;
-constexpr uint16_t kPrismIeObservationPoint = 2;
-constexpr size_t kMaxSamplersPerDomain = 1024;
 constexpr size_t kMaxDomains = 65536;
-
-
-int64_t NtpToUnixNs(uint64_t ntp) {
-  int64_t s = static_cast<int64_t>(ntp >> 32);
-  if (s < 0x8000'0000LL) s += int64_t{1} << 32;  // era 1: 2036-02-07 onwards
-  uint64_t frac = ntp & 0xFFFF'FFFFu;
-  int64_t ns = static_cast<int64_t>((frac * kNsPerSecond) >> 32);
-  return (s - kNtpUnixOffsetS) * kNsPerSecond + ns;
-}
-
-// What a template field means to us, resolved once per template.
-enum class Act : uint8_t {
-  kSkip,
-  kSrcV4, kDstV4, kSrcV6, kDstV6,
-  kStartS, kEndS, kStartMs, kEndMs, kStartNtp, kEndNtp,
-  kStartUptimeMs, kEndUptimeMs,          // 22 / 21: ms since exporter boot
-  kStartDeltaUs, kEndDeltaUs,            // 158 / 159: µs before the export time
-  kSystemInitMs,                         // 160
-  kBytes, kPackets, kSrcPort, kDstPort, kProto,
-  kSampling,                             // 34, 50, 305: 1-in-N
-  kSamplingSize, kSamplingPopulation,    // 309 / 310: N = population / size
-  kSamplerId,                            // 48 (v9 FLOW_SAMPLER_ID), 302 selectorId
-  kQp, kPointName,
-};
-
-struct Field {
-  Act act;
-  uint16_t len;  // kVarLen = variable (IPFIX only)
-};
-
-struct Template {
-  std::vector<Field> fields;
-  size_t min_record_bytes = 0;
-  bool options = false;
-};
-
-bool IsUint(uint16_t len, uint16_t max) { return len >= 1 && len <= max; }
-
-Act Classify(uint32_t pen, uint16_t id, uint16_t len) {
-  if (pen == kPrismEnterpriseNumber) {
-    if (id == kPrismIeRoceDestQp && IsUint(len, 4)) return Act::kQp;
-    if (id == kPrismIeObservationPoint) return Act::kPointName;
-    return Act::kSkip;
-  }
-  if (pen != 0) return Act::kSkip;
-  switch (id) {
-    case 8: return len == 4 ? Act::kSrcV4 : Act::kSkip;
-    case 12: return len == 4 ? Act::kDstV4 : Act::kSkip;
-    case 27: return len == 16 ? Act::kSrcV6 : Act::kSkip;
-    case 28: return len == 16 ? Act::kDstV6 : Act::kSkip;
-    case 150: return len == 4 ? Act::kStartS : Act::kSkip;
-    case 151: return len == 4 ? Act::kEndS : Act::kSkip;
-    case 152: return len == 8 ? Act::kStartMs : Act::kSkip;
-    case 153: return len == 8 ? Act::kEndMs : Act::kSkip;
-    case 154: case 156: return len == 8 ? Act::kStartNtp : Act::kSkip;
-    case 155: case 157: return len == 8 ? Act::kEndNtp : Act::kSkip;
-    case 22: return IsUint(len, 4) ? Act::kStartUptimeMs : Act::kSkip;
-    case 21: return IsUint(len, 4) ? Act::kEndUptimeMs : Act::kSkip;
-    case 158: return IsUint(len, 4) ? Act::kStartDeltaUs : Act::kSkip;
-    case 159: return IsUint(len, 4) ? Act::kEndDeltaUs : Act::kSkip;
-    case 160: return len == 8 ? Act::kSystemInitMs : Act::kSkip;
-    case 1: case 85: case 23:  // octetDeltaCount, octetTotalCount, v9 OUT_BYTES
-      return IsUint(len, 8) ? Act::kBytes : Act::kSkip;
-    case 2: case 86: case 24:  // packetDeltaCount, packetTotalCount, v9 OUT_PKTS
-      return IsUint(len, 8) ? Act::kPackets : Act::kSkip;
-    case 7: return IsUint(len, 2) ? Act::kSrcPort : Act::kSkip;
-    case 11: return IsUint(len, 2) ? Act::kDstPort : Act::kSkip;
-    case 4: return len == 1 ? Act::kProto : Act::kSkip;
-    case 305: case 34: case 50: return IsUint(len, 4) ? Act::kSampling : Act::kSkip;
-    case 309: return IsUint(len, 4) ? Act::kSamplingSize : Act::kSkip;
-    case 310: return IsUint(len, 4) ? Act::kSamplingPopulation : Act::kSkip;
-    case 48: case 302: return IsUint(len, 8) ? Act::kSamplerId : Act::kSkip;
-    default: return Act::kSkip;
-  }
-}
-
-constexpr uint32_t kHaveSrc = 1, kHaveDst = 2, kHaveStart = 4, kHaveEnd = 8, kHaveBytes = 16;
-constexpr uint32_t kHaveRequired = kHaveSrc | kHaveDst | kHaveStart | kHaveEnd | kHaveBytes;
-
-struct TemplateKey {
-  uint32_t exporter, domain;
-  uint16_t tid;
-  uint8_t version;
-  friend bool operator==(const TemplateKey&, const TemplateKey&) = default;
-};
-struct TemplateKeyHash {
-  size_t operator()(const TemplateKey& k) const {
-    uint64_t h = (uint64_t{k.exporter} << 32 | k.domain) * 0x9E3779B97F4A7C15ull;
-    return static_cast<size_t>(h ^ (h >> 29) ^ (uint64_t{k.tid} << 8 | k.version));
-  }
-};
-
-// What options records told us about one (exporter, domain).
-struct DomainState {
-  uint32_t default_sampling = 0;  // 0 = unknown
-  std::unordered_map<uint64_t, uint32_t> samplers;  // sampler/selector id -> 1-in-N
-  int64_t system_init_ms = -1;    // IPFIX systemInitTimeMilliseconds; -1 = unknown
-};
 
 struct ExporterState {
   IpAddr addr;
@@ -146,7 +44,8 @@ struct ExportDecoder::Impl {
   Stats* stats;
   int log_cap;
   uint64_t problems = 0;
-  std::unordered_map<TemplateKey, Template, TemplateKeyHash> templates;
+  TemplateCache templates;
+  int64_t now_ns = 0;  // SetClock
   std::unordered_map<uint64_t, DomainState> domains;  // (exporter << 32 | domain)
   std::vector<ExporterState> exporters;
   // Looked up by string_view: no string is built per record.
@@ -227,13 +126,21 @@ struct ExportDecoder::Impl {
   void DecodeV9OptionsTemplateSet(const uint8_t* body, size_t n, const MessageContext& ctx,
                                   uint64_t offset);
   void StoreTemplate(const MessageContext& ctx, uint16_t tid, Template t, uint64_t offset);
+  // Data records of one set: each is read (ReadDataRecord), then either kept as options
+  // (ApplyOptionsRecord) or resolved (ResolveTimes), checked, completed and delivered.
   void DecodeDataSet(const MessageContext& ctx, uint16_t set_id, const uint8_t* body, size_t n,
                      uint64_t offset);
+  // The flow of a resolved record, or nullopt (counted and described) when it lacks a required
+  // field or ends before it starts.
+  std::optional<FlowRecord> CheckRecord(const RawRecord& raw, uint16_t tid, uint64_t rec_offset);
+  // The record's observation point: its own point-name field (NULs trimmed), else the exporter's.
+  PointId ResolvePoint(const RawRecord& raw, const ExporterState& exporter);
 };
 
 ExportDecoder::ExportDecoder(std::string name, FlowSink* sink, PointTable* points, Stats* stats,
-                             int problem_log_cap)
+                             int problem_log_cap, TemplateLimits limits)
     : impl_(std::make_unique<Impl>()) {
+  impl_->templates = TemplateCache(limits);
   impl_->name = std::move(name);
   impl_->sink = sink;
   impl_->points = points;
@@ -254,6 +161,8 @@ uint32_t ExportDecoder::AddExporter(const IpAddr& addr, uint16_t port,
   ex.push_back(ExporterState{addr, port, impl_->InternPoint(point_name)});
   return static_cast<uint32_t>(ex.size() - 1);
 }
+
+void ExportDecoder::SetClock(int64_t now_ns) { impl_->now_ns = now_ns; }
 
 void ExportDecoder::Finish() {
   if (impl_->problems > static_cast<uint64_t>(impl_->log_cap)) {
@@ -409,14 +318,29 @@ void ExportDecoder::Impl::StoreTemplate(const MessageContext& ctx, uint16_t tid,
             fmt::format("template {} to describe at least one byte", tid), "0 bytes");
     return;
   }
-  TemplateKey key{ctx.exporter, ctx.domain, tid, ctx.version};
-  auto it = templates.find(key);
-  if (it != templates.end()) {
-    it->second = std::move(t);
-  } else if (templates.size() >= kMaxTemplates) {
-    Count(Stat::ipfix_template_limit);
-  } else {
-    templates.emplace(key, std::move(t));
+  const IpAddr& addr = exporters[ctx.exporter].addr;
+  size_t expired = 0;
+  const TemplateCache::StoreResult stored = templates.Store(
+      TemplateKey{ctx.exporter, ctx.domain, tid, ctx.version}, TemplateSource{addr, ctx.domain},
+      std::move(t), now_ns, &expired);
+  if (expired > 0) Count(Stat::ipfix_template_expired, expired);
+  const TemplateLimits& limits = templates.limits();
+  switch (stored) {
+    case TemplateCache::StoreResult::kAdded:
+    case TemplateCache::StoreResult::kReplaced: break;
+    case TemplateCache::StoreResult::kSourceQuota:
+      Problem(Stat::ipfix_template_quota, offset,
+              fmt::format("at most {} templates from exporter {} domain {}",
+                          limits.max_templates_per_source, addr.ToString(), ctx.domain),
+              fmt::format("template {} beyond them", tid));
+      break;
+    case TemplateCache::StoreResult::kExporterQuota:
+      Problem(Stat::ipfix_template_quota, offset,
+              fmt::format("at most {} templates from exporter {}",
+                          limits.max_templates_per_exporter, addr.ToString()),
+              fmt::format("template {} of domain {} beyond them", tid, ctx.domain));
+      break;
+    case TemplateCache::StoreResult::kFull: Count(Stat::ipfix_template_limit); break;
   }
 }
 
@@ -432,11 +356,18 @@ void ExportDecoder::Impl::DecodeTemplateSet(const uint8_t* body, size_t n,
     q += 4;
     if (tid < 256) {
       if (!ipfix && tid == 0 && count == 0) break;  // v9 padding of zeros
+      if (ipfix && count == 0 && tid == (options ? 3 : 2)) {
+        // RFC 7011 §8.1: the set's own id withdraws all (options) templates of the domain.
+        Count(Stat::ipfix_template_withdrawn,
+              templates.WithdrawAll(ctx.exporter, ctx.domain, ctx.version, options));
+        continue;
+      }
       Problem(Stat::ipfix_bad_template, rec_offset, "a template id >= 256", tid);
       return;  // the rest of the set cannot be framed
     }
-    if (count == 0) {  // withdrawal
-      templates.erase(TemplateKey{ctx.exporter, ctx.domain, tid, ctx.version});
+    if (count == 0) {  // withdrawal of one template
+      Count(Stat::ipfix_template_withdrawn,
+            templates.Withdraw(TemplateKey{ctx.exporter, ctx.domain, tid, ctx.version}));
       continue;
     }
     uint16_t scope = 0;
@@ -478,10 +409,10 @@ void ExportDecoder::Impl::DecodeTemplateSet(const uint8_t* body, size_t n,
         q += 4;
         id = static_cast<uint16_t>(id & ~kEnterpriseBit);
       }
-      if (!ipfix && flen == kVarLen) flen = kVarLen;  // v9 has no variable length; hostile only
-      Act act = Classify(pen, id, flen);  // IPFIX scope fields are IEs too (selectorId)
-      t.fields.push_back(Field{act, flen});
-      t.min_record_bytes += flen == kVarLen ? 1 : flen;
+      // IPFIX scope fields are IEs too (selectorId). A v9 length of 0xFFFF is a fixed length
+      // (v9 has no variable length), read as such by ReadDataRecord.
+      t.fields.push_back({ClassifyField(pen, id, flen), flen});
+      t.min_record_bytes += flen == kVariableLength ? 1 : flen;
     }
     StoreTemplate(ctx, tid, std::move(t), rec_offset);
   }
@@ -514,8 +445,9 @@ void ExportDecoder::Impl::DecodeV9OptionsTemplateSet(const uint8_t* body, size_t
       uint16_t id = LoadBe16(body + q);
       uint16_t flen = LoadBe16(body + q + 2);
       q += 4;
-      Act act = i < scope_len / 4 ? Act::kSkip : Classify(0, id, flen);
-      t.fields.push_back(Field{act, flen});
+      const FieldAction action =
+          i < scope_len / 4 ? FieldAction::kSkip : ClassifyField(0, id, flen);
+      t.fields.push_back({action, flen});
       t.min_record_bytes += flen;
     }
     StoreTemplate(ctx, tid, std::move(t), rec_offset);
@@ -524,180 +456,71 @@ void ExportDecoder::Impl::DecodeV9OptionsTemplateSet(const uint8_t* body, size_t
 
 void ExportDecoder::Impl::DecodeDataSet(const MessageContext& ctx, uint16_t tid,
                                         const uint8_t* body, size_t n, uint64_t offset) {
-  auto it = templates.find(TemplateKey{ctx.exporter, ctx.domain, tid, ctx.version});
-  if (it == templates.end()) {
+  bool expired = false;
+  const Template* found =
+      templates.Find(TemplateKey{ctx.exporter, ctx.domain, tid, ctx.version}, now_ns, &expired);
+  if (expired) Count(Stat::ipfix_template_expired);
+  if (found == nullptr) {
     Problem(Stat::ipfix_unknown_template, offset - 4,
             fmt::format("a template for data set id {} in domain {}", tid, ctx.domain),
-            "none seen before it");
+            expired ? "an expired one (not refreshed in time)" : "none seen before it");
     return;
   }
-  const Template& t = it->second;
+  const Template& t = *found;
   const ExporterState& exporter = exporters[ctx.exporter];
   DomainState* domain = Domain(ctx.exporter, ctx.domain);
+  const MessageTimes times{ctx.version, ctx.export_s, ctx.sys_uptime_ms};
   const uint8_t* p = body;
   const uint8_t* end = body + n;
   while (static_cast<size_t>(end - p) >= t.min_record_bytes) {  // fewer bytes are padding
     const uint8_t* rec_start = p;
-    FlowRecord r;
-    uint32_t have = 0;
-    std::string_view point_name;
-    bool has_point_field = false;
-    bool fits = true;
-    uint32_t sampling = 0, sampling_size = 0, sampling_population = 0;
-    bool has_sampler = false;
-    uint64_t sampler = 0;
-    int64_t uptime_start_ms = -1, uptime_end_ms = -1, init_ms = -1;
-    int64_t delta_start_us = -1, delta_end_us = -1;
-    for (const Field& f : t.fields) {
-      size_t len = f.len;
-      if (len == kVarLen && ctx.version == 10) {
-        if (p == end) {
-          fits = false;
-          break;
-        }
-        len = *p++;
-        if (len == 255) {
-          if (end - p < 2) {
-            fits = false;
-            break;
-          }
-          len = LoadBe16(p);
-          p += 2;
-        }
-      }
-      if (static_cast<size_t>(end - p) < len) {
-        fits = false;
-        break;
-      }
-      switch (f.act) {
-        case Act::kSkip: break;
-        case Act::kSrcV4: r.src = IpAddr::FromV4(LoadBe32(p)); have |= kHaveSrc; break;
-        case Act::kDstV4: r.dst = IpAddr::FromV4(LoadBe32(p)); have |= kHaveDst; break;
-        case Act::kSrcV6: r.src = IpAddr::FromV6(p); have |= kHaveSrc; break;
-        case Act::kDstV6: r.dst = IpAddr::FromV6(p); have |= kHaveDst; break;
-        case Act::kStartS: r.start_ns = int64_t{LoadBe32(p)} * kNsPerSecond; have |= kHaveStart; break;
-        case Act::kEndS: r.end_ns = int64_t{LoadBe32(p)} * kNsPerSecond; have |= kHaveEnd; break;
-        case Act::kStartMs:
-        case Act::kEndMs: {
-          uint64_t ms = LoadBe64(p);
-          if (ms <= static_cast<uint64_t>(INT64_MAX / kNsPerMs)) {
-            bool start = f.act == Act::kStartMs;
-            (start ? r.start_ns : r.end_ns) = static_cast<int64_t>(ms) * kNsPerMs;
-            have |= start ? kHaveStart : kHaveEnd;
-          }
-          break;
-        }
-        case Act::kStartNtp: r.start_ns = NtpToUnixNs(LoadBe64(p)); have |= kHaveStart; break;
-        case Act::kEndNtp: r.end_ns = NtpToUnixNs(LoadBe64(p)); have |= kHaveEnd; break;
-        case Act::kStartUptimeMs: uptime_start_ms = static_cast<int64_t>(LoadBeUint(p, len)); break;
-        case Act::kEndUptimeMs: uptime_end_ms = static_cast<int64_t>(LoadBeUint(p, len)); break;
-        case Act::kStartDeltaUs: delta_start_us = static_cast<int64_t>(LoadBeUint(p, len)); break;
-        case Act::kEndDeltaUs: delta_end_us = static_cast<int64_t>(LoadBeUint(p, len)); break;
-        case Act::kSystemInitMs: {
-          uint64_t ms = LoadBe64(p);
-          if (ms <= static_cast<uint64_t>(INT64_MAX / kNsPerMs / 2)) init_ms = static_cast<int64_t>(ms);
-          break;
-        }
-        case Act::kBytes: r.bytes = LoadBeUint(p, len); have |= kHaveBytes; break;
-        case Act::kPackets: r.packets = LoadBeUint(p, len); break;
-        case Act::kSrcPort: r.src_port = static_cast<uint16_t>(LoadBeUint(p, len)); break;
-        case Act::kDstPort: r.dst_port = static_cast<uint16_t>(LoadBeUint(p, len)); break;
-        case Act::kProto: r.proto = *p; break;
-        case Act::kSampling: sampling = static_cast<uint32_t>(LoadBeUint(p, len)); break;
-        case Act::kSamplingSize: sampling_size = static_cast<uint32_t>(LoadBeUint(p, len)); break;
-        case Act::kSamplingPopulation:
-          sampling_population = static_cast<uint32_t>(LoadBeUint(p, len));
-          break;
-        case Act::kSamplerId: sampler = LoadBeUint(p, len); has_sampler = true; break;
-        case Act::kQp: r.qp = static_cast<uint32_t>(LoadBeUint(p, len)); break;
-        case Act::kPointName:
-          point_name = std::string_view(reinterpret_cast<const char*>(p), len);
-          has_point_field = true;
-          break;
-      }
-      p += len;
-    }
-    uint64_t rec_offset = offset + static_cast<uint64_t>(rec_start - body);
-    if (!fits) {
+    const uint64_t rec_offset = offset + static_cast<uint64_t>(rec_start - body);
+    RawRecord raw;
+    if (!ReadDataRecord(t, ctx.version == 10, &p, end, &raw)) {
       Problem(Stat::ipfix_bad_record, rec_offset,
               fmt::format("a record of template {} within its set", tid),
               fmt::format("{} bytes left", end - rec_start));
       return;  // the rest of the set cannot be framed
     }
-    if (sampling == 0 && sampling_size != 0 && sampling_population >= sampling_size) {
-      sampling = sampling_population / sampling_size;
-    }
     if (t.options) {
       Count(Stat::ipfix_options_record);
-      if (init_ms >= 0 && domain != nullptr) domain->system_init_ms = init_ms;
-      if (sampling != 0 && domain != nullptr) {
-        if (has_sampler) {
-          if (domain->samplers.size() < kMaxSamplersPerDomain ||
-              domain->samplers.count(sampler) != 0) {
-            domain->samplers[sampler] = sampling;
-          }
-        } else {
-          domain->default_sampling = sampling;
-        }
-      }
+      if (domain != nullptr) ApplyOptionsRecord(raw, domain);
       continue;
     }
-    // Relative timestamps, resolved against the message header or the exporter's boot time.
-    auto from_uptime = [&](int64_t uptime_ms, int64_t* out, uint32_t bit) {
-      if (uptime_ms < 0) return;
-      if (ctx.version == 9) {
-        // sysUptime and the switched times share one 32-bit ms clock; it may wrap between them.
-        int64_t back_ms = static_cast<int32_t>(ctx.sys_uptime_ms - static_cast<uint32_t>(uptime_ms));
-        *out = (int64_t{ctx.export_s} * 1000 - back_ms) * kNsPerMs;
-        have |= bit;
-      } else {
-        int64_t base = init_ms >= 0 ? init_ms : (domain != nullptr ? domain->system_init_ms : -1);
-        if (base < 0) return;
-        *out = (base + uptime_ms) * kNsPerMs;
-        have |= bit;
-      }
-    };
-    if (!(have & kHaveStart)) from_uptime(uptime_start_ms, &r.start_ns, kHaveStart);
-    if (!(have & kHaveEnd)) from_uptime(uptime_end_ms, &r.end_ns, kHaveEnd);
-    if (!(have & kHaveStart) && delta_start_us >= 0) {
-      r.start_ns = int64_t{ctx.export_s} * kNsPerSecond - delta_start_us * 1000;
-      have |= kHaveStart;
+    ResolveTimes(times, domain, &raw);
+    if (std::optional<FlowRecord> r = CheckRecord(raw, tid, rec_offset)) {
+      r->sampling_rate = ResolveSampling(raw, domain);
+      r->point = ResolvePoint(raw, exporter);
+      ++*records;
+      Count(Stat::records_read);
+      sink->OnRecord(*r);
     }
-    if (!(have & kHaveEnd) && delta_end_us >= 0) {
-      r.end_ns = int64_t{ctx.export_s} * kNsPerSecond - delta_end_us * 1000;
-      have |= kHaveEnd;
-    }
-    if ((have & kHaveRequired) != kHaveRequired) {
-      Problem(Stat::ipfix_bad_record, rec_offset,
-              fmt::format("source and destination address, start and end time and octet "
-                          "count in template {}",
-                          tid),
-              "a record without some of them");
-      continue;
-    }
-    if (r.end_ns < r.start_ns) {
-      Problem(Stat::ipfix_bad_record, rec_offset, "flow end >= flow start",
-              fmt::format("end {} ns < start {} ns", r.end_ns, r.start_ns));
-      continue;
-    }
-    if (sampling == 0 && domain != nullptr) {
-      if (has_sampler) {
-        auto s = domain->samplers.find(sampler);
-        if (s != domain->samplers.end()) sampling = s->second;
-      }
-      if (sampling == 0) sampling = domain->default_sampling;
-    }
-    r.sampling_rate = sampling == 0 ? 1 : sampling;
-    if (has_point_field) {
-      while (!point_name.empty() && point_name.back() == '\0') point_name.remove_suffix(1);
-      r.point = point_name.empty() ? exporter.default_point : InternPoint(point_name);
-    } else {
-      r.point = exporter.default_point;
-    }
-    ++*records;
-    Count(Stat::records_read);
-    sink->OnRecord(r);
   }
+}
+
+std::optional<FlowRecord> ExportDecoder::Impl::CheckRecord(const RawRecord& raw, uint16_t tid,
+                                                           uint64_t rec_offset) {
+  if ((raw.have & kHaveRequired) != kHaveRequired) {
+    Problem(Stat::ipfix_bad_record, rec_offset,
+            fmt::format("source and destination address, start and end time and octet "
+                        "count in template {}",
+                        tid),
+            "a record without some of them");
+    return std::nullopt;
+  }
+  if (raw.flow.end_ns < raw.flow.start_ns) {
+    Problem(Stat::ipfix_bad_record, rec_offset, "flow end >= flow start",
+            fmt::format("end {} ns < start {} ns", raw.flow.end_ns, raw.flow.start_ns));
+    return std::nullopt;
+  }
+  return raw.flow;
+}
+
+PointId ExportDecoder::Impl::ResolvePoint(const RawRecord& raw, const ExporterState& exporter) {
+  if (!raw.has_point_field) return exporter.default_point;
+  std::string_view name = raw.point_name;
+  while (!name.empty() && name.back() == '\0') name.remove_suffix(1);
+  return name.empty() ? exporter.default_point : InternPoint(name);
 }
 
 }  // namespace prism::ingest

@@ -10,9 +10,11 @@
 // selectorId (48, 302) or per domain, from options records; it is carried on the records.
 //
 // Bad data is counted (ipfix_* counters), skipped, and the first few problems are printed on
-// stderr as "NAME: byte OFFSET: expected ..., got ...". The cache is bounded (kMaxTemplates,
-// ipfix_template_limit). No Status, no exceptions: fed straight from files, captures, sockets and
-// the fuzzer. Message framing (file resync, datagram boundaries) is the caller's.
+// stderr as "NAME: byte OFFSET: expected ..., got ...". Templates live in a TemplateCache
+// (template_cache.h): bounded in all and per exporter and source, withdrawn as RFC 7011 says,
+// expired after TemplateLimits::timeout_ns of the clock given to SetClock (UDP). No Status, no
+// exceptions: fed straight from files, captures, sockets and the fuzzer. Message framing (file
+// resync, datagram boundaries) is the caller's. docs/design.md, IPFIX and NetFlow v9.
 #pragma once
 
 #include <cstddef>
@@ -20,19 +22,17 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/flow_record.h"
 #include "core/ip_addr.h"
 #include "core/name_table.h"
 #include "core/stats.h"
+#include "ingest/ipfix/template_cache.h"
 #include "ingest/packet/packet_meta.h"
 
 namespace prism::ingest {
 
-inline constexpr uint32_t kPrismEnterpriseNumber = 32473;  // see io/ipfix_file.h
-inline constexpr size_t kMaxTemplates = 65536;             // per decoder, all exporters
 inline constexpr size_t kMaxExporters = 4096;
 inline constexpr size_t kIpfixHeaderBytes = 16;
 inline constexpr size_t kNetflowV9HeaderBytes = 20;
@@ -45,8 +45,10 @@ bool LooksLikeExportDatagram(std::span<const uint8_t> payload, size_t udp_payloa
 class ExportDecoder {
  public:
   // `name` prefixes problem messages (a file name or "collector"). `sink` gets every record.
+  // `limits` bound the template cache; the defaults (no expiry) suit files and captures, a UDP
+  // collector sets TemplateLimits::timeout_ns (kUdpTemplateTimeoutNs).
   ExportDecoder(std::string name, FlowSink* sink, PointTable* points, Stats* stats,
-                int problem_log_cap = 5);
+                int problem_log_cap = 5, TemplateLimits limits = {});
   ~ExportDecoder();
   ExportDecoder(const ExportDecoder&) = delete;
   ExportDecoder& operator=(const ExportDecoder&) = delete;
@@ -55,6 +57,10 @@ class ExportDecoder {
   // `point_name` as their observation point ("" = none). Returns its handle. Beyond
   // kMaxExporters, new exporters share the last handle (bounded memory).
   uint32_t AddExporter(const IpAddr& addr, uint16_t port, const std::string& point_name);
+
+  // The collector's clock (ns, monotonic), against which templates expire: the time the next
+  // messages were received. Without calls it stays 0 (no expiry needed without a timeout).
+  void SetClock(int64_t now_ns);
 
   // Decodes one whole IPFIX message (version 10) or NetFlow v9 packet (version 9) from
   // `exporter`. `offset` is where the message starts in its file, for messages.

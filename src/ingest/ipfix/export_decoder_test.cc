@@ -199,11 +199,15 @@ TEST(ExportDecoder, IpfixEnterpriseVarLenDeltaTimesAndSelectorSampling) {
   EXPECT_EQ(sink.records[0].sampling_rate, 512u);
 }
 
-TEST(ExportDecoder, TemplateCacheIsBounded) {
+TEST(ExportDecoder, TemplateCacheIsBoundedInAll) {
   Collect sink;
   PointTable points;
   Stats stats;
-  ExportDecoder d("t", &sink, &points, &stats, 0);
+  // Quotas lifted: only the bound for all exporters together holds.
+  ExportDecoder d("t", &sink, &points, &stats, 0,
+                  TemplateLimits{.max_templates = 10000,
+                                 .max_templates_per_exporter = 1 << 20,
+                                 .max_templates_per_source = 1 << 20});
   for (uint32_t dom = 0; dom < 40; ++dom) {
     Bytes body;
     for (uint16_t tid = 256; tid < 256 + 2000; ++tid) {
@@ -218,24 +222,257 @@ TEST(ExportDecoder, TemplateCacheIsBounded) {
       d.DecodeMessage(S(Ipfix(1, dom, {Set(2, part)})), 0);
     }
   }
-  EXPECT_GT(stats.Get(Stat::ipfix_template_limit), 0u);
+  EXPECT_EQ(stats.Get(Stat::ipfix_template_limit), 40u * 2000 - 10000);
+  EXPECT_EQ(stats.Get(Stat::ipfix_template_quota), 0u);
 }
 
-TEST(ExportDecoder, RandomDatagramsNeverCrash) {
+// IPFIX messages carrying `count` templates from `first_tid` in `domain` (each template: one
+// 4-byte octetDeltaCount).
+std::vector<Bytes> IpfixTemplateFlood(uint16_t first_tid, int count, uint32_t domain = 0) {
+  std::vector<Bytes> messages;
+  Bytes body;
+  for (int i = 0; i < count; ++i) {
+    Put16(&body, static_cast<uint16_t>(first_tid + i));
+    Put16(&body, 1);
+    Put16(&body, 1);
+    Put16(&body, 4);
+    if (body.size() >= 8 * 4000 || i + 1 == count) {
+      messages.push_back(Ipfix(1, domain, {Set(2, body)}));
+      body.clear();
+    }
+  }
+  return messages;
+}
+
+// The template of V9Record as IPFIX template 256, and a message with one such record.
+Bytes IpfixTemplate256() {
+  Bytes t;
+  Put16(&t, 256);
+  Put16(&t, 10);
+  for (auto [id, len] : std::vector<std::pair<uint16_t, uint16_t>>{
+           {8, 4}, {12, 4}, {1, 4}, {2, 4}, {150, 4}, {151, 4}, {7, 2}, {11, 2}, {4, 1}, {48, 1}}) {
+    Put16(&t, id);
+    Put16(&t, len);
+  }
+  return Set(2, t);
+}
+Bytes IpfixRecord256(uint32_t domain) {
+  return Ipfix(1'700'000'000, domain, {Set(256, V9Record(1'700'000'000, 1'700'000'001, 99, 0))});
+}
+
+// Hostile exporters flood the collector with 65,536 templates: one from a single domain, one
+// spread over 64 domains. Each holds no more than its quotas, nothing fills the cache, and an
+// honest exporter's template gets in and its records decode.
+TEST(ExportDecoder, HostileExporterCannotStarveAnother) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  ExportDecoder d("collector", &sink, &points, &stats, 0);
+  const uint32_t one_domain = d.AddExporter(IpAddr::FromV4(V4(192, 0, 2, 66)), 4739, "evil1");
+  const uint32_t many = d.AddExporter(IpAddr::FromV4(V4(192, 0, 2, 67)), 4739, "evil2");
+  const uint32_t honest = d.AddExporter(IpAddr::FromV4(V4(192, 0, 2, 10)), 4739, "leaf1");
+  for (const Bytes& m : IpfixTemplateFlood(256, 65280)) d.DecodeMessage(S(m), one_domain);
+  EXPECT_EQ(stats.Get(Stat::ipfix_template_quota), 65280u - 1024);  // 1,024 per domain
+  for (uint32_t domain = 0; domain < 64; ++domain) {
+    for (const Bytes& m : IpfixTemplateFlood(256, 1024, domain)) d.DecodeMessage(S(m), many);
+  }
+  // 4,096 per address: the first 4 domains; the other 60 are refused.
+  EXPECT_EQ(stats.Get(Stat::ipfix_template_quota), 65280u - 1024 + 60 * 1024);
+  EXPECT_EQ(stats.Get(Stat::ipfix_template_limit), 0u);
+  d.DecodeMessage(S(Ipfix(1, 5, {IpfixTemplate256()})), honest);
+  d.DecodeMessage(S(IpfixRecord256(5)), honest);
+  ASSERT_EQ(sink.records.size(), 1u);
+  EXPECT_EQ(sink.records[0].bytes, 99u);
+  EXPECT_EQ(points.Name(sink.records[0].point), "leaf1");
+  EXPECT_EQ(stats.Get(Stat::ipfix_unknown_template), 0u);
+}
+
+// Without quotas a flood fills the cache and the honest exporter's template is dropped: the
+// failure the quotas prevent (same flood, limits lifted).
+TEST(ExportDecoder, WithoutQuotasAFloodStarvesTheOthers) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  TemplateLimits no_quota{.max_templates = 65536, .max_templates_per_exporter = 65536,
+                          .max_templates_per_source = 65536};
+  ExportDecoder d("collector", &sink, &points, &stats, 0, no_quota);
+  const uint32_t hostile = d.AddExporter(IpAddr::FromV4(V4(192, 0, 2, 66)), 4739, "evil");
+  const uint32_t honest = d.AddExporter(IpAddr::FromV4(V4(192, 0, 2, 10)), 4739, "leaf1");
+  for (const Bytes& m : IpfixTemplateFlood(256, 65280)) d.DecodeMessage(S(m), hostile);
+  for (const Bytes& m : IpfixTemplateFlood(256, 256, 1)) d.DecodeMessage(S(m), hostile);
+  d.DecodeMessage(S(Ipfix(1, 5, {IpfixTemplate256()})), honest);
+  d.DecodeMessage(S(IpfixRecord256(5)), honest);
+  EXPECT_EQ(sink.records.size(), 0u);
+  EXPECT_EQ(stats.Get(Stat::ipfix_template_limit), 1u);
+  EXPECT_EQ(stats.Get(Stat::ipfix_unknown_template), 1u);
+}
+
+TEST(ExportDecoder, IpfixWithdrawals) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  ExportDecoder d("t", &sink, &points, &stats, 0);
+  d.DecodeMessage(S(Ipfix(1, 3, {IpfixTemplate256()})), 0);
+  d.DecodeMessage(S(IpfixRecord256(3)), 0);
+  ASSERT_EQ(sink.records.size(), 1u);
+  // Template 256 withdrawn (field count 0): its records are unknown again.
+  Bytes one;
+  Put16(&one, 256);
+  Put16(&one, 0);
+  d.DecodeMessage(S(Ipfix(1, 3, {Set(2, one)})), 0);
+  d.DecodeMessage(S(IpfixRecord256(3)), 0);
+  EXPECT_EQ(sink.records.size(), 1u);
+  EXPECT_EQ(stats.Get(Stat::ipfix_template_withdrawn), 1u);
+  EXPECT_EQ(stats.Get(Stat::ipfix_unknown_template), 1u);
+  // Template id 2 with no fields withdraws every template of the domain (RFC 7011 §8.1).
+  d.DecodeMessage(S(Ipfix(1, 3, {IpfixTemplate256()})), 0);
+  for (const Bytes& m : IpfixTemplateFlood(300, 5, 3)) d.DecodeMessage(S(m), 0);
+  Bytes all;
+  Put16(&all, 2);
+  Put16(&all, 0);
+  d.DecodeMessage(S(Ipfix(1, 3, {Set(2, all)})), 0);
+  EXPECT_EQ(stats.Get(Stat::ipfix_template_withdrawn), 1u + 6);
+  EXPECT_EQ(stats.Get(Stat::ipfix_bad_template), 0u);
+  d.DecodeMessage(S(IpfixRecord256(3)), 0);
+  EXPECT_EQ(sink.records.size(), 1u);
+  EXPECT_EQ(stats.Get(Stat::ipfix_unknown_template), 2u);
+}
+
+// Over UDP, a template not resent within the lifetime expires; one that is resent lives on.
+TEST(ExportDecoder, UnrefreshedTemplatesExpireOverUdp) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  const int64_t kSec = 1'000'000'000;
+  ExportDecoder d("collector", &sink, &points, &stats, 0,
+                  TemplateLimits{.timeout_ns = kUdpTemplateTimeoutNs});
+  const uint32_t a = d.AddExporter(IpAddr::FromV4(1), 1, "a");
+  const uint32_t b = d.AddExporter(IpAddr::FromV4(2), 1, "b");
+  d.SetClock(0);
+  d.DecodeMessage(S(Ipfix(1, 0, {IpfixTemplate256()})), a);
+  d.DecodeMessage(S(Ipfix(1, 0, {IpfixTemplate256()})), b);
+  d.SetClock(1000 * kSec);  // b resends its template; a does not
+  d.DecodeMessage(S(Ipfix(1, 0, {IpfixTemplate256()})), b);
+  d.SetClock(1801 * kSec);
+  d.DecodeMessage(S(IpfixRecord256(0)), a);
+  d.DecodeMessage(S(IpfixRecord256(0)), b);
+  ASSERT_EQ(sink.records.size(), 1u);
+  EXPECT_EQ(points.Name(sink.records[0].point), "b");
+  EXPECT_EQ(stats.Get(Stat::ipfix_template_expired), 1u);
+  EXPECT_EQ(stats.Get(Stat::ipfix_unknown_template), 1u);
+}
+
+// Files and captures (no lifetime) keep their templates whatever the clock says.
+TEST(ExportDecoder, FilesNeverExpireTemplates) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  ExportDecoder d("f.ipfix", &sink, &points, &stats, 0);
+  d.DecodeMessage(S(Ipfix(1, 0, {IpfixTemplate256()})), 0);
+  d.SetClock(int64_t{1} << 62);
+  d.DecodeMessage(S(IpfixRecord256(0)), 0);
+  EXPECT_EQ(sink.records.size(), 1u);
+  EXPECT_EQ(stats.Get(Stat::ipfix_template_expired), 0u);
+}
+
+// What any datagram, however garbled, leaves behind: the record count agrees with the counter,
+// no record ends before it starts or has a sampling rate below 1, and no more records come out
+// than the datagram has bytes.
+void ExpectSane(const ExportDecoder& d, const Collect& sink, const Stats& stats, size_t before,
+                size_t datagram_bytes) {
+  EXPECT_EQ(d.records(), sink.records.size());
+  EXPECT_EQ(stats.Get(Stat::records_read), sink.records.size());
+  EXPECT_LE(sink.records.size() - before, datagram_bytes);
+  for (size_t i = before; i < sink.records.size(); ++i) {
+    EXPECT_LE(sink.records[i].start_ns, sink.records[i].end_ns);
+    EXPECT_GE(sink.records[i].sampling_rate, 1u);
+  }
+}
+
+// Garbled datagrams (random bytes changed anywhere, some cut short) through one decoder: each
+// keeps the invariants, and whatever a garbled template did to the cache, the intact datagram
+// right after it (template and record) decodes to exactly its record again.
+TEST(ExportDecoder, GarbledDatagramsNeverPoisonTheDecoder) {
   std::mt19937 rng(7);
   Collect sink;
   PointTable points;
   Stats stats;
   ExportDecoder d("t", &sink, &points, &stats, 0);
-  Bytes good = V9(100000, 1'700'000'000, 7, {V9Template(), Set(300, V9Record(1, 2, 3, 0))});
+  const Bytes good = V9(100000, 1'700'000'000, 7, {V9Template(), Set(300, V9Record(1, 2, 3, 0))});
+  d.DecodeMessage(S(good), 0);
+  ASSERT_EQ(sink.records.size(), 1u);
+  const FlowRecord want = sink.records[0];
+  EXPECT_EQ(want.start_ns, (int64_t{1'700'000'000} * 1000 - (100000 - 1)) * 1'000'000);
+  size_t garbled_records = 0;
   for (int i = 0; i < 5000; ++i) {
     Bytes b = good;
     int flips = 1 + rng() % 6;
     for (int k = 0; k < flips; ++k) b[rng() % b.size()] = static_cast<uint8_t>(rng());
     if (rng() % 3 == 0) b.resize(rng() % b.size());
+    size_t before = sink.records.size();
     d.DecodeMessage(S(b), 0);
+    ExpectSane(d, sink, stats, before, b.size());
+    garbled_records += sink.records.size() - before;
+    before = sink.records.size();
+    d.DecodeMessage(S(good), 0);
+    ASSERT_EQ(sink.records.size(), before + 1) << "iteration " << i;
+    const FlowRecord& r = sink.records.back();
+    EXPECT_EQ(r.start_ns, want.start_ns);
+    EXPECT_EQ(r.end_ns, want.end_ns);
+    EXPECT_EQ(r.src, want.src);
+    EXPECT_EQ(r.dst, want.dst);
+    EXPECT_EQ(r.bytes, want.bytes);
+    EXPECT_EQ(r.packets, want.packets);
   }
-  EXPECT_LE(d.records(), 5000u);
+  EXPECT_GT(garbled_records, 500u);  // many garbled datagrams still carry a record
+  EXPECT_GT(stats.SkippedTotal(), 1000u);  // and the others are counted
+}
+
+// Random values in the data record's fields (its framing intact): the record is decoded field
+// for field as the bytes say — times resolved against the header's sysUptime — or, when it ends
+// before it starts, counted as bad and not delivered.
+TEST(ExportDecoder, RandomFieldValuesAreDecodedExactly) {
+  std::mt19937 rng(8);
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  ExportDecoder d("t", &sink, &points, &stats, 0);
+  const uint32_t uptime = 3'000'000'000u, unix_s = 1'700'000'000;
+  d.DecodeMessage(S(V9(uptime, unix_s, 7, {V9Template()})), 0);
+  uint64_t bad_before = 0;
+  for (int i = 0; i < 3000; ++i) {
+    Bytes rec = V9Record(0, 0, 0, 0);
+    for (uint8_t& byte : rec) byte = static_cast<uint8_t>(rng());
+    const size_t before = sink.records.size();
+    d.DecodeMessage(S(V9(uptime, unix_s, 7, {Set(300, rec)})), 0);
+    auto be32 = [&](size_t at) {
+      return uint32_t{rec[at]} << 24 | uint32_t{rec[at + 1]} << 16 | uint32_t{rec[at + 2]} << 8 |
+             rec[at + 3];
+    };
+    auto at_uptime = [&](uint32_t ms) {
+      return (int64_t{unix_s} * 1000 - static_cast<int32_t>(uptime - ms)) * 1'000'000;
+    };
+    const int64_t start = at_uptime(be32(16)), end = at_uptime(be32(20));
+    if (end < start) {
+      EXPECT_EQ(sink.records.size(), before);
+      EXPECT_EQ(stats.Get(Stat::ipfix_bad_record), ++bad_before);
+      continue;
+    }
+    ASSERT_EQ(sink.records.size(), before + 1);
+    const FlowRecord& r = sink.records.back();
+    EXPECT_EQ(r.src, IpAddr::FromV4(be32(0)));
+    EXPECT_EQ(r.dst, IpAddr::FromV4(be32(4)));
+    EXPECT_EQ(r.bytes, be32(8));
+    EXPECT_EQ(r.packets, be32(12));
+    EXPECT_EQ(r.start_ns, start);
+    EXPECT_EQ(r.end_ns, end);
+    EXPECT_EQ(r.src_port, (rec[24] << 8) | rec[25]);
+    EXPECT_EQ(r.dst_port, (rec[26] << 8) | rec[27]);
+    EXPECT_EQ(r.proto, rec[28]);
+    EXPECT_EQ(r.sampling_rate, 1u);  // sampler rec[29]: no options record names it
+  }
+  EXPECT_GT(bad_before, 1000u);  // about half the random time pairs run backwards
+  EXPECT_GT(sink.records.size(), 1000u);
 }
 
 TEST(ExportDecoder, LooksLikeExportDatagram) {

@@ -60,7 +60,7 @@ StatusOr<std::unique_ptr<UdpCollector>> UdpCollector::Start(const UdpCollectorOp
   c->points_ = points;
   c->decoder_ = std::make_unique<ExportDecoder>(
       fmt::format("collector {}:{}", options.bind_address, c->port_), sink, points,
-      &c->decoder_stats_);
+      &c->decoder_stats_, /*problem_log_cap=*/5, options.templates);
   c->thread_ = std::thread([raw = c.get()] { raw->Receive(); });
   return c;
 }
@@ -88,6 +88,9 @@ void UdpCollector::Receive() {
     if (n < 0) continue;
     received_.fetch_add(1);
     Datagram d;
+    d.received_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count();
     if (from.ss_family == AF_INET) {
       auto* sin = reinterpret_cast<sockaddr_in*>(&from);
       d.from = IpAddr::FromV4(ntohl(sin->sin_addr.s_addr));
@@ -124,6 +127,7 @@ size_t UdpCollector::Drain(std::chrono::milliseconds wait, Stats* stats) {
       continue;
     }
     uint32_t exporter = decoder_->AddExporter(d.from, d.port, d.from.ToString());
+    decoder_->SetClock(d.received_ns);
     decoder_->DecodeMessage(data, exporter, 0);
   }
   decoder_stats_.Add(Stat::collector_datagrams_dropped, dropped_.exchange(0));

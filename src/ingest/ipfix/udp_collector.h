@@ -4,7 +4,8 @@
 // counted: collector_datagrams_dropped); the owner drains the queue on its own thread through
 // one ExportDecoder, so templates persist across drains and FlowSink / Stats need no locking.
 // Each datagram is decoded as from exporter (source address, source port), whose address is the
-// records' observation point unless they carry their own.
+// records' observation point unless they carry their own. Templates expire by the time their
+// datagrams were received (UdpCollectorOptions::templates).
 #pragma once
 
 #include <atomic>
@@ -31,6 +32,9 @@ struct UdpCollectorOptions {
   std::string bind_address = "127.0.0.1";  // IPv4 or IPv6 literal
   uint16_t port = 0;                       // 0 = any free port (see port())
   size_t max_queued_datagrams = 4096;      // bounded memory: at most this many x 64 KiB
+  // Template cache bounds and the UDP template lifetime (RFC 7011 §8.4): templates not resent
+  // for 30 minutes of receive time expire.
+  TemplateLimits templates{.timeout_ns = kUdpTemplateTimeoutNs};
 };
 
 class UdpCollector {
@@ -58,6 +62,7 @@ class UdpCollector {
   struct Datagram {
     IpAddr from;
     uint16_t port;
+    int64_t received_ns;  // steady clock: template expiry
     std::vector<uint8_t> data;
   };
   UdpCollector() = default;

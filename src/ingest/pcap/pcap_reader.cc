@@ -9,7 +9,6 @@
 
 #include "ingest/ipfix/export_decoder.h"
 #include "ingest/packet/dispatch.h"
-#include "ingest/packet/roce_bth.h"
 
 namespace prism::ingest {
 namespace {
@@ -80,19 +79,25 @@ StatusOr<uint64_t> ReadPcap(pcap_t* pcap, const std::string& name, const PcapRea
 
 StatusOr<uint64_t> ReadPcapFile(const std::string& path, const PcapReadOptions& options,
                                 FlowSink* sink, PointTable* points, Stats* stats) {
-  char errbuf[PCAP_ERRBUF_SIZE] = {};
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     return MakeError(ErrorCode::kNotFound, "{}: cannot open: {}", path, std::strerror(errno));
   }
+  return ReadPcapStream(f, path, options, sink, points, stats);
+}
+
+StatusOr<uint64_t> ReadPcapStream(std::FILE* f, const std::string& name,
+                                  const PcapReadOptions& options, FlowSink* sink,
+                                  PointTable* points, Stats* stats) {
+  char errbuf[PCAP_ERRBUF_SIZE] = {};
   // pcap_fopen_* takes ownership of `f` on success only.
   PcapHandle pcap(pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf));
   if (!pcap) {
     std::fclose(f);
-    return MakeError(ErrorCode::kDataLoss, "{}: not a readable pcap/pcapng capture: {}", path,
+    return MakeError(ErrorCode::kDataLoss, "{}: not a readable pcap/pcapng capture: {}", name,
                      errbuf);
   }
-  return ReadPcap(pcap.get(), path, options, sink, points, stats);
+  return ReadPcap(pcap.get(), name, options, sink, points, stats);
 }
 
 StatusOr<uint64_t> ReadPcapBuffer(std::span<const std::byte> data, const std::string& name,

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <span>
 #include <string>
 
@@ -31,6 +32,11 @@ struct PcapReadOptions {
 // packet count). Each record bumps records_read.
 StatusOr<uint64_t> ReadPcapFile(const std::string& path, const PcapReadOptions& options,
                                 FlowSink* sink, PointTable* points, Stats* stats);
+// The same from an open stream (e.g. a decompressing one: pipeline/input_registry.h), which is
+// closed in every case; `name` is used in messages.
+StatusOr<uint64_t> ReadPcapStream(std::FILE* stream, const std::string& name,
+                                  const PcapReadOptions& options, FlowSink* sink,
+                                  PointTable* points, Stats* stats);
 // The same from memory (tests, fuzzing); `name` is used in messages.
 StatusOr<uint64_t> ReadPcapBuffer(std::span<const std::byte> data, const std::string& name,
                                   const PcapReadOptions& options, FlowSink* sink,

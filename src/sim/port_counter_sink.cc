@@ -1,4 +1,4 @@
-#include "counters/sim_counters.h"
+#include "sim/port_counter_sink.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,17 +6,23 @@
 
 #include <fmt/format.h>
 
-namespace prism::counters {
+namespace prism::sim {
 namespace {
 
+using counters::CounterKind;
+using counters::CountersBuilder;
+using counters::CountersData;
+using counters::PortNic;
+using counters::PortTopology;
+
 std::string PortName(int endpoint) {
-  return fmt::format("Ethernet1/{}", endpoint / sim::kGpusPerHost);
+  return fmt::format("Ethernet1/{}", endpoint / kGpusPerHost);
 }
-std::string NicName(int endpoint) { return fmt::format("nic{}", endpoint % sim::kGpusPerHost); }
+std::string NicName(int endpoint) { return fmt::format("nic{}", endpoint % kGpusPerHost); }
 
 }  // namespace
 
-PortCounterSink::PortCounterSink(const sim::Cluster* cluster, int64_t start_ns, int64_t end_ns,
+PortCounterSink::PortCounterSink(const Cluster* cluster, int64_t start_ns, int64_t end_ns,
                                  double resolution_s)
     : cluster_(cluster), start_ns_(start_ns), end_ns_(end_ns), res_ns_(resolution_s * 1e9) {
   bins_ = static_cast<size_t>(std::ceil((end_ns - start_ns) / res_ns_)) + 1;
@@ -100,4 +106,4 @@ PortTopology PortCounterSink::Topology() const {
   return topo;
 }
 
-}  // namespace prism::counters
+}  // namespace prism::sim

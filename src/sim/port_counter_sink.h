@@ -1,10 +1,11 @@
-// File: counters/sim_counters.h
-// Counters mode, simulator side: what a switch's port counters would have shown during a simulated
-// run. A FlowSink on the simulator's records adds each transfer's bytes, spread evenly over its
-// duration, to the leaf port of its source NIC ("in": server -> switch) and of its destination NIC
-// ("out"); Poll() then reads every port the way a collector does: a counter the switch refreshes
-// every `refresh_s` (random phase per port), polled every `poll_s` with jitter, written as deltas.
-// So `llmprism simulate --emit counters --poll S --refresh R` measures analysis against truth.
+// File: sim/port_counter_sink.h
+// Counters mode (docs/counters.md), simulator side: what a switch's port counters would have shown
+// during a simulated run. A FlowSink on the simulator's records adds each transfer's bytes, spread
+// evenly over its duration, to the leaf port of its source NIC ("in": server -> switch) and of its
+// destination NIC ("out"); Poll() then reads every port the way a collector does: a counter the
+// switch refreshes every `refresh_s` (random phase per port), polled every `poll_s` with jitter,
+// written as deltas. So `llmprism simulate --emit counters --poll S --refresh R` measures analysis
+// against truth.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +16,7 @@
 #include "counters/port_counters.h"
 #include "sim/cluster.h"
 
-namespace prism::counters {
+namespace prism::sim {
 
 struct PollOptions {
   double poll_s = 1;
@@ -27,17 +28,17 @@ struct PollOptions {
 class PortCounterSink : public FlowSink {
  public:
   // Bytes are binned at resolution_s over [start_ns, end_ns).
-  PortCounterSink(const sim::Cluster* cluster, int64_t start_ns, int64_t end_ns,
+  PortCounterSink(const Cluster* cluster, int64_t start_ns, int64_t end_ns,
                   double resolution_s = 0.01);
   void OnRecord(const FlowRecord& r) override;
 
-  CountersData Poll(const PollOptions& options) const;
+  counters::CountersData Poll(const PollOptions& options) const;
   // switch,port -> host, NIC address, NIC name for every GPU NIC.
-  PortTopology Topology() const;
+  counters::PortTopology Topology() const;
   uint64_t bytes() const { return bytes_; }
 
  private:
-  const sim::Cluster* cluster_;
+  const Cluster* cluster_;
   int64_t start_ns_, end_ns_;
   double res_ns_;
   size_t bins_;
@@ -46,4 +47,4 @@ class PortCounterSink : public FlowSink {
   uint64_t bytes_ = 0;
 };
 
-}  // namespace prism::counters
+}  // namespace prism::sim

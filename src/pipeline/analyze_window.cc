@@ -1,0 +1,97 @@
+#include "pipeline/analyze_window.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include <utility>
+
+#include "analysis/endpoint_context.h"
+
+namespace prism::pipeline {
+namespace {
+
+uint64_t CountNonGpuRecords(const flow::FlowTable& w, const analysis::EndpointContext& ctx) {
+  uint64_t n = 0;
+  auto src = w.src();
+  auto dst = w.dst();
+  for (size_t r = 0; r < w.size(); ++r) {
+    if (!ctx.is_gpu[src[r]] || !ctx.is_gpu[dst[r]]) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+void PrepareWindowTable(flow::FlowTable* table, int threads) {
+  table->SortByStart(threads);
+  table->KeepRows(0, table->size());
+}
+
+// glibc keeps freed heap pages resident, and diagnosis's allocations, made in other sizes, reuse
+// only part of what the analysis freed (its transfers, and with threads the workers' lists):
+// without this the peak RSS of diagnosis counted ~50 MB (1 thread) to ~130 MB (2 threads) of freed
+// memory at paper scale. A few ms: malloc_trim walks the free lists and madvises whole free pages.
+void ReturnFreedMemory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
+WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
+                            const WindowOptions& options, diagnosis::BaselineStore* baselines,
+                            Stats* input_stats, output::ReportBuilder* report,
+                            analysis::StageTimer* timer, std::vector<analysis::StageTime>* laps) {
+  auto lap = [timer](const char* name, uint64_t items) {
+    if (timer != nullptr) timer->Lap(name, items);
+  };
+  WindowSummary out;
+  out.records = table.size();
+  analysis::EndpointContext ctx = analysis::BuildEndpointContext(table.endpoints(), in.topology);
+  out.non_gpu_records = CountNonGpuRecords(table, ctx);
+  if (input_stats != nullptr) input_stats->Add(Stat::records_non_gpu, out.non_gpu_records);
+  lap("window", out.records);
+
+  out.analysis.timings = laps != nullptr;
+  analysis::AnalysisOptions analysis_options = options.analysis;
+  analysis_options.on_transfers_built = [&table] { table.ReleaseTransferColumns(); };
+  analysis::AnalysisResults results =
+      analysis::Analyze(table, ctx, in.end_ns, analysis_options, &out.analysis);
+  analysis_options.on_transfers_built = nullptr;
+  ReturnFreedMemory();
+  lap("analyze", out.records);  // replaced below by the analysis's own stages
+  if (laps != nullptr && timer != nullptr) {
+    laps->pop_back();
+    for (auto& s : out.analysis.stages) laps->push_back(std::move(s));
+    out.analysis.stages.clear();
+    laps->push_back({"bocd_points_pairs", out.analysis.pair_transfers});
+    laps->push_back({"bocd_points_dp", out.analysis.dp_group_transfers});
+  }
+
+  std::vector<diagnosis::Finding> findings =
+      diagnosis::Diagnose(table, *in.points, ctx, results, options.diagnosis, baselines);
+  if (options.measure_switch_bandwidth) {
+    out.switch_dp_bandwidth = diagnosis::MeasureSwitchDpBandwidth(table, *in.points, ctx, results);
+  }
+  lap("diagnose", out.records);
+  out.jobs = results.jobs.size();
+  out.findings = findings.size();
+
+  output::WindowInput window;
+  window.start_ns = in.start_ns;
+  window.end_ns = in.end_ns;
+  window.SetFlows(table);
+  // The report keeps the window's endpoints but none of its records: free the columns before it
+  // copies the timelines, which would otherwise peak above diagnosis.
+  EndpointTable endpoints = std::move(table.endpoints());
+  table = flow::FlowTable();
+  window.endpoints = &endpoints;
+  window.context = &ctx;
+  window.results = &results;
+  window.findings = &findings;
+  report->AddWindow(window);
+  lap("report_window", out.records);
+  return out;
+}
+
+}  // namespace prism::pipeline
