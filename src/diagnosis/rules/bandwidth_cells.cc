@@ -1,0 +1,260 @@
+#include "diagnosis/rules/bandwidth_cells.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "analysis/jobs/job_recognition.h"
+#include "diagnosis/group_medians.h"
+#include "diagnosis/robust_stats.h"
+
+namespace prism::diagnosis {
+namespace {
+
+constexpr uint16_t kNotJudged = UINT16_MAX;
+
+}  // namespace
+
+int RecordClasses::ComputeClass(size_t r) const {
+  const auto& f = rc_->flows;
+  if (f.bytes()[r] <= kBandwidthControlMaxBytes) return -1;
+  const EndpointId src = f.src()[r], dst = f.dst()[r];
+  const int job = rc_->results.job_of[src];
+  if (job < 0 || job != rc_->results.job_of[dst]) return -1;
+  const uint32_t pi = pair_index_.Find(analysis::PairKey(src, dst));
+  if (pi == analysis::PairKeyMap::kNone || label_of_[pi] == analysis::PairLabel::kUnknown) return -1;
+  return job * 2 + (label_of_[pi] == analysis::PairLabel::kDp ? 0 : 1);
+}
+
+int RecordClasses::ClassOf(size_t r) const {
+  if (class_.empty()) return ComputeClass(r);
+  return class_[r] == kNotJudged ? -1 : int{class_[r]};
+}
+
+double RecordClasses::Bandwidth(size_t r) const {
+  const auto& f = rc_->flows;
+  return double(f.bytes()[r]) / double(std::max<int64_t>(1000, f.end_ns()[r] - f.start_ns()[r]));
+}
+
+RecordClasses RecordClasses::Measure(const RuleContext& rc) {
+  RecordClasses out(rc);
+  for (const auto& p : rc.results.pairs) {
+    const uint32_t i = out.pair_index_.FindOrInsert(analysis::PairKey(p.a, p.b));
+    if (i == out.label_of_.size()) out.label_of_.emplace_back();
+    out.label_of_[i] = p.label;
+  }
+  const auto& f = rc.flows;
+  // Four passes need the class (three for the class medians, one for the cells): it is worked
+  // out once and kept in 2 bytes per record, as the pair lookup misses the cache on large
+  // windows. With more classes than that holds (32,767 jobs) it is worked out on each pass.
+  const size_t classes = 2 * rc.results.jobs.size();
+  const bool keep = classes < kNotJudged;
+  // Exact per-class medians of the bandwidth, without keeping each judged record's value
+  // (8 bytes per record at diagnosis's memory peak): group_medians.h.
+  GroupMedians medians(classes);
+  if (keep) out.class_.resize(f.size());
+  for (size_t r = 0; r < f.size(); ++r) {
+    const int c = out.ComputeClass(r);
+    if (keep) out.class_[r] = c < 0 ? kNotJudged : static_cast<uint16_t>(c);
+    if (c >= 0) medians.Observe(size_t(c), out.Bandwidth(r));
+  }
+  medians.StartCounting();
+  for (size_t r = 0; r < f.size(); ++r)
+    if (const int c = out.ClassOf(r); c >= 0) medians.Count(size_t(c), out.Bandwidth(r));
+  medians.StartCollecting();
+  for (size_t r = 0; r < f.size(); ++r)
+    if (const int c = out.ClassOf(r); c >= 0) medians.Collect(size_t(c), out.Bandwidth(r));
+  out.class_median_ = medians.Finish();
+  return out;
+}
+
+long CellGrid::IndexOf(const std::string& name) const {
+  for (size_t e = 0; e < elements.size(); ++e)
+    if (elements[e].name == name) return long(e);
+  return -1;
+}
+
+namespace {
+
+// Builds the grid's elements and cells in one pass over the records.
+class GridBuilder {
+ public:
+  GridBuilder(const RuleContext& rc, const RecordClasses& classes, CellGrid* grid)
+      : rc_(rc), classes_(classes), grid_(*grid) {}
+
+  void Run() {
+    const auto& f = rc_.flows;
+    const auto start = f.start_ns();
+    // Rows are sorted by start, so bins close in order: a closed bin's cells keep their typical
+    // value instead of every record (see CloseBin).
+    sorted_ = std::is_sorted(start.begin(), start.end());
+    for (size_t r = 0; r < f.size(); ++r) {
+      const int record_class = classes_.ClassOf(r);
+      if (record_class < 0) continue;
+      const int64_t bin = (start[r] - grid_.t0) / grid_.bin_ns;
+      if (sorted_ && bin != open_bin_) {
+        CloseBin();
+        for (uint32_t slot : open_slots_) open_cell_[slot] = -1;
+        open_slots_.clear();
+        open_bin_ = bin;
+      }
+      const double rel = classes_.RelativeBandwidth(r);
+      for (size_t e : Route(r)) AddToCell(e, bin, record_class, r, rel);
+    }
+    CloseBin();
+  }
+
+ private:
+  size_t ElementFor(const std::string& name, ElementKind kind, const std::string& a,
+                    const std::string& b) {
+    auto [it, inserted] = index_.try_emplace(name, grid_.elements.size());
+    if (inserted) {
+      grid_.elements.push_back({name, kind, a, b, 0});
+      grid_.cell_of.emplace_back(size_t(2 * grid_.bins), -1);
+    }
+    return it->second;
+  }
+
+  // The elements a record crosses depend only on (observation point, source leaf, destination
+  // leaf): worked out once per combination, in the order of first use (element ids stay the
+  // same). Routes are found through a flat map of the packed key: this runs once per record, and
+  // consecutive records rarely share a route.
+  const std::vector<size_t>& Route(size_t r) {
+    const auto& f = rc_.flows;
+    const uint32_t point = f.point()[r];
+    const int ls = rc_.ctx.leaf[f.src()[r]], ld = rc_.ctx.leaf[f.dst()[r]];
+    // Packed as 24 bits of point and 20 of each leaf (+1: -1 = no leaf); a window never sees
+    // that many switches, but if it did the tree keeps the answer right.
+    uint32_t i;
+    if (point < (1u << 24) && ls + 1 < (1 << 20) && ld + 1 < (1 << 20)) {
+      i = route_index_.FindOrInsert((uint64_t(point) << 40) | (uint64_t(ls + 1) << 20) |
+                                    uint64_t(ld + 1));
+      if (i < routes_.size()) return routes_[i];
+    } else {
+      auto [it, inserted] = odd_routes_.try_emplace({point, ls, ld}, uint32_t(routes_.size()));
+      if (!inserted) return routes_[it->second];
+    }
+    routes_.emplace_back();
+    std::set<std::string> switches;
+    const std::string obs = point == kNoPoint ? "" : rc_.points.Name(point);
+    const std::string leaf_s = ls >= 0 ? rc_.ctx.leaf_names[size_t(ls)] : "";
+    const std::string leaf_d = ld >= 0 ? rc_.ctx.leaf_names[size_t(ld)] : "";
+    for (const std::string* s : {&obs, &leaf_s, &leaf_d})
+      if (!s->empty()) switches.insert(*s);
+    std::vector<size_t>& touched = routes_.back();
+    for (const auto& s : switches) touched.push_back(ElementFor(s, ElementKind::kSwitch, s, ""));
+    // Observed at a switch that is neither end's leaf: a spine, crossed on two links.
+    if (!obs.empty() && obs != leaf_s && obs != leaf_d) {
+      for (const std::string* leaf : {&leaf_s, &leaf_d})
+        if (!leaf->empty())
+          touched.push_back(ElementFor(*leaf + "|" + obs, ElementKind::kFabricLink, *leaf, obs));
+    }
+    return touched;
+  }
+
+  void AddToCell(size_t e, int64_t bin, int record_class, size_t r, double rel) {
+    const int kind = record_class % 2;
+    int32_t ci;
+    if (sorted_) {
+      // While a bin is open its cells are found through open_cell_[element * 2 + kind]: one
+      // small dense array, where cell_of's per-element arrays missed the cache at 100,000 GPUs.
+      if (open_cell_.size() < 2 * grid_.elements.size())
+        open_cell_.resize(2 * grid_.elements.size(), -1);
+      int32_t& oc = open_cell_[e * 2 + size_t(kind)];
+      if (oc < 0) {
+        oc = static_cast<int32_t>(grid_.cells.size());
+        grid_.cells.emplace_back();
+        grid_.cell_of[e][size_t(bin * 2 + kind)] = oc;
+        open_slots_.push_back(static_cast<uint32_t>(e * 2 + size_t(kind)));
+      }
+      ci = oc;
+    } else {
+      int32_t& c = grid_.cell_of[e][size_t(bin * 2 + kind)];
+      if (c < 0) {
+        c = static_cast<int32_t>(grid_.cells.size());
+        grid_.cells.emplace_back();
+      }
+      ci = c;
+    }
+    Cell& c = grid_.cells[size_t(ci)];
+    open_rows_.push_back({ci, static_cast<uint32_t>(r)});
+    c.bytes += double(rc_.flows.bytes()[r]);
+    if (rel < 1 - rc_.options.min_bw_drop) c.slow.push_back(static_cast<uint32_t>(r));
+    const int job = record_class / 2;
+    auto it = std::find_if(c.jobs.begin(), c.jobs.end(), [job](const auto& jn) { return jn.first == job; });
+    if (it == c.jobs.end()) c.jobs.push_back({job, 1});
+    else ++it->second;
+  }
+
+  // The open bin's records go to one list of (cell, row) in record order, appended without a
+  // cache miss (a list per cell missed on nearly every record at 100,000 GPUs); closing the bin
+  // groups the rows by cell (a counting sort, record order kept) and takes each cell's typical
+  // relative bandwidth, worked out again from the row (the same double): 8 + 4 bytes per record
+  // and element crossed in the open bin, where keeping the value took 16 + 8. Cells are created
+  // in the open bin only, so its cells are [first_open_, cells.size()).
+  void CloseBin() {
+    const size_t open = grid_.cells.size() - first_open_;
+    first_of_.assign(open + 1, 0);
+    for (const CellRow& v : open_rows_) ++first_of_[size_t(v.cell) - first_open_ + 1];
+    for (size_t k = 0; k < open; ++k) first_of_[k + 1] += first_of_[k];
+    grouped_.resize(open_rows_.size());
+    for (const CellRow& v : open_rows_) grouped_[first_of_[size_t(v.cell) - first_open_]++] = v.row;
+    // first_of_[k] now ends cell k's rows (and starts cell k + 1's).
+    size_t begin = 0;
+    for (size_t k = 0; k < open; ++k) {
+      Cell& c = grid_.cells[first_open_ + k];
+      const size_t end = first_of_[k];
+      c.flows = end - begin;
+      if (c.flows >= kMinFlowsPerCell) {
+        values_.clear();
+        for (size_t i = begin; i < end; ++i) values_.push_back(classes_.RelativeBandwidth(grouped_[i]));
+        c.typical = InterquartileMean(values_);
+      }
+      begin = end;
+    }
+    open_rows_.clear();
+    first_open_ = grid_.cells.size();
+  }
+
+  struct CellRow {
+    int32_t cell;
+    uint32_t row;
+  };
+
+  const RuleContext& rc_;
+  const RecordClasses& classes_;
+  CellGrid& grid_;
+  bool sorted_ = true;
+  std::map<std::string, size_t> index_;
+  analysis::PairKeyMap route_index_;
+  std::map<std::tuple<uint32_t, int, int>, uint32_t> odd_routes_;  // ids beyond the packed range
+  std::vector<std::vector<size_t>> routes_;
+  std::vector<CellRow> open_rows_;
+  std::vector<uint32_t> grouped_;
+  std::vector<size_t> first_of_;
+  std::vector<double> values_;
+  size_t first_open_ = 0;
+  std::vector<int32_t> open_cell_;
+  std::vector<uint32_t> open_slots_;
+  int64_t open_bin_ = -1;
+};
+
+}  // namespace
+
+CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes) {
+  CellGrid grid;
+  const auto& f = rc.flows;
+  if (f.empty()) return grid;
+  grid.t0 = f.min_start_ns();
+  grid.bin_ns = rc.options.bw_bin_ns;
+  // Records are binned by start: the bins span the starts, whatever a record's claimed end (a
+  // record that claims to last for years must not size the grid).
+  const auto start = f.start_ns();
+  const int64_t last_start = *std::max_element(start.begin(), start.end());
+  grid.bins = (last_start - grid.t0) / grid.bin_ns + 1;
+  GridBuilder(rc, classes, &grid).Run();
+  return grid;
+}
+
+}  // namespace prism::diagnosis

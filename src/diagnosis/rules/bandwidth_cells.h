@@ -1,0 +1,93 @@
+// File: diagnosis/rules/bandwidth_cells.h
+// The data of the bandwidth rule (bandwidth_rule.h), built in two stages that each pass over the
+// window's records once or a few times:
+//  1. RecordClasses: each data record's class — its job and whether its pair is DP (kind 0) or
+//     PP/TP (kind 1) — and each class's median bandwidth, so a record's relative bandwidth is its
+//     bytes per second over its class's median (which removes how many channels share a NIC).
+//  2. CellGrid: the network elements a record crossed — switches (its observation point and the
+//     leaves of both ends), fabric links (leaf to spine, when it was observed at a spine) and the
+//     access links of both ends (NIC to leaf) — and per (element, time bin, kind) a cell with the
+//     typical relative bandwidth of its records, the load offered through it and its slow records.
+// The rule judges the cells (bandwidth_rule.cc). Both stages are plain data, tested alone.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/pair_key_map.h"
+#include "diagnosis/rules/rule_context.h"
+
+namespace prism::diagnosis {
+
+inline constexpr uint64_t kBandwidthControlMaxBytes = 4096;  // smaller records carry no data
+inline constexpr size_t kMinFlowsPerCell = 20;  // a cell with fewer records is not judged
+
+// Per record: class = job * 2 + kind, or -1 (not judged: control, not both ends in one job, pair
+// of unknown label).
+class RecordClasses {
+ public:
+  static RecordClasses Measure(const RuleContext& rc);
+
+  int ClassOf(size_t row) const;
+  double Bandwidth(size_t row) const;  // bytes per ns
+  double RelativeBandwidth(size_t row) const {
+    return Bandwidth(row) / class_median_[size_t(ClassOf(row))];
+  }
+  size_t classes() const { return class_median_.size(); }
+  // Frees the per-record classes (2 bytes per record) once the cells are built.
+  void Release() { std::vector<uint16_t>().swap(class_); }
+
+ private:
+  explicit RecordClasses(const RuleContext& rc) : rc_(&rc) {}
+  int ComputeClass(size_t row) const;
+
+  const RuleContext* rc_;
+  std::vector<uint16_t> class_;  // per record; empty when there are too many classes to hold
+  std::vector<double> class_median_;
+  analysis::PairKeyMap pair_index_;
+  std::vector<analysis::PairLabel> label_of_;  // by pair index
+};
+
+enum class ElementKind { kSwitch, kFabricLink, kAccessLink };
+
+// A switch ("spine03"), a fabric link ("leaf-p000-r2|spine05": a = the leaf, b = the spine) or an
+// access link ("10.0.3.5|leaf-p000-r2": a = the leaf, b = the endpoint's address, endpoint set).
+struct Element {
+  std::string name;
+  ElementKind kind = ElementKind::kSwitch;
+  std::string a, b;
+  EndpointId endpoint = 0;  // access links only
+};
+
+struct Cell {
+  size_t flows = 0;
+  // The records' typical relative bandwidth, when flows >= kMinFlowsPerCell: their interquartile
+  // mean. Not the median: a link's flows come in a few rate levels (ring chunks of a few sizes),
+  // and where two levels hold nearly half the flows each, the median jumps between them when a
+  // handful of records is lost or added, which read as a link losing 75% of its bandwidth.
+  double typical = 0;
+  std::vector<std::pair<int, size_t>> jobs;  // records per job (a cell sees one or two jobs)
+  double bytes = 0;            // offered load through the element in the bin
+  std::vector<uint32_t> slow;  // records below the drop threshold, for explaining elements away
+};
+
+struct CellGrid {
+  int64_t t0 = 0, bin_ns = 0, bins = 0;
+  std::vector<Element> elements;
+  std::vector<Cell> cells;
+  std::vector<std::vector<int32_t>> cell_of;  // [element][bin * 2 + kind] -> cells, -1 = none
+
+  const Cell* Find(size_t element, int64_t bin, int kind) const {
+    const int32_t c = cell_of[element][size_t(bin * 2 + kind)];
+    return c < 0 ? nullptr : &cells[size_t(c)];
+  }
+  // The element's index by name, or -1.
+  long IndexOf(const std::string& name) const;
+};
+
+CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes);
+
+}  // namespace prism::diagnosis
