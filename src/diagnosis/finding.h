@@ -18,7 +18,7 @@ const char* SeverityName(Severity s);
 const char* CauseName(Cause c);
 
 struct Finding {
-  std::string kind;  // slow_step | straggler_gpu | slow_dp_group | degraded_switch | congested_link
+  std::string kind;  // slow_step | straggler_gpu | slow_dp_group | degraded_switch | congested_link | degraded_link
   Severity severity = Severity::kInfo;
   int job = -1;                       // index into AnalysisResults::jobs, -1 for none
   std::vector<EndpointId> gpus;

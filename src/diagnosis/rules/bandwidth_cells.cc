@@ -69,12 +69,6 @@ RecordClasses RecordClasses::Measure(const RuleContext& rc) {
   return out;
 }
 
-long CellGrid::IndexOf(const std::string& name) const {
-  for (size_t e = 0; e < elements.size(); ++e)
-    if (elements[e].name == name) return long(e);
-  return -1;
-}
-
 namespace {
 
 // Builds the grid's elements and cells in one pass over the records.
@@ -101,19 +95,37 @@ class GridBuilder {
       }
       const double rel = classes_.RelativeBandwidth(r);
       for (size_t e : Route(r)) AddToCell(e, bin, record_class, r, rel);
+      for (EndpointId end : {f.src()[r], f.dst()[r]}) AddToCell(AccessLink(end), bin, record_class, r, rel);
     }
     CloseBin();
   }
 
  private:
   size_t ElementFor(const std::string& name, ElementKind kind, const std::string& a,
-                    const std::string& b) {
-    auto [it, inserted] = index_.try_emplace(name, grid_.elements.size());
+                    const std::string& b, EndpointId endpoint = 0) {
+    auto [it, inserted] = grid_.index.try_emplace(name, grid_.elements.size());
     if (inserted) {
-      grid_.elements.push_back({name, kind, a, b, 0});
+      grid_.elements.push_back({name, kind, a, b, endpoint});
       grid_.cell_of.emplace_back(size_t(2 * grid_.bins), -1);
     }
     return it->second;
+  }
+
+  // The link between an endpoint's NIC and its leaf: every record of the endpoint crosses it, so
+  // a link degraded at the NIC or the leaf port shows here, and only here (its leaf's other ports
+  // are fine). Named by the endpoint's address and the leaf ("10.0.3.5|leaf-p000-r2"; an
+  // endpoint of unknown leaf: "10.0.3.5|").
+  size_t AccessLink(EndpointId end) {
+    if (grid_.access_link_of.size() <= end) grid_.access_link_of.resize(size_t(end) + 1, -1);
+    int32_t& e = grid_.access_link_of[end];
+    if (e < 0) {
+      const int leaf = rc_.ctx.leaf[end];
+      const std::string leaf_name = leaf >= 0 ? rc_.ctx.leaf_names[size_t(leaf)] : "";
+      const std::string addr = rc_.flows.endpoints().Addr(end).ToString();
+      e = static_cast<int32_t>(
+          ElementFor(addr + "|" + leaf_name, ElementKind::kAccessLink, leaf_name, addr, end));
+    }
+    return size_t(e);
   }
 
   // The elements a record crosses depend only on (observation point, source leaf, destination
@@ -226,7 +238,6 @@ class GridBuilder {
   const RecordClasses& classes_;
   CellGrid& grid_;
   bool sorted_ = true;
-  std::map<std::string, size_t> index_;
   analysis::PairKeyMap route_index_;
   std::map<std::tuple<uint32_t, int, int>, uint32_t> odd_routes_;  // ids beyond the packed range
   std::vector<std::vector<size_t>> routes_;

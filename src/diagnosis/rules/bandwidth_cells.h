@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,13 +80,22 @@ struct CellGrid {
   std::vector<Element> elements;
   std::vector<Cell> cells;
   std::vector<std::vector<int32_t>> cell_of;  // [element][bin * 2 + kind] -> cells, -1 = none
+  std::map<std::string, size_t> index;        // element name -> element
+  std::vector<int32_t> access_link_of;        // [endpoint] -> its access link element, -1 = none
 
   const Cell* Find(size_t element, int64_t bin, int kind) const {
     const int32_t c = cell_of[element][size_t(bin * 2 + kind)];
     return c < 0 ? nullptr : &cells[size_t(c)];
   }
   // The element's index by name, or -1.
-  long IndexOf(const std::string& name) const;
+  long IndexOf(const std::string& name) const {
+    const auto it = index.find(name);
+    return it == index.end() ? -1 : long(it->second);
+  }
+  // The access link of a record's end, or -1.
+  long AccessLinkOf(EndpointId endpoint) const {
+    return endpoint < access_link_of.size() ? access_link_of[endpoint] : -1;
+  }
 };
 
 CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes);

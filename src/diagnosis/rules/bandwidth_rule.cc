@@ -31,19 +31,28 @@ struct KindJudgement {
   std::vector<std::vector<bool>> below_peers;
 };
 
-KindJudgement JudgeAgainstPeers(const CellGrid& grid, int kind, const DiagnosisOptions& o) {
+KindJudgement JudgeAgainstPeers(const RuleContext& rc, const CellGrid& grid, int kind) {
+  const DiagnosisOptions& o = rc.options;
   const size_t n = grid.elements.size();
   const size_t bins = size_t(grid.bins);
   KindJudgement j{std::vector<std::vector<double>>(n, std::vector<double>(bins, 0)),
                   std::vector<std::vector<double>>(n, std::vector<double>(bins, 1)),
                   std::vector<std::vector<double>>(n, std::vector<double>(bins, 0)),
                   std::vector<std::vector<bool>>(n, std::vector<bool>(bins, false))};
+  // Peer groups: switches with switches, fabric links with fabric links, and access links with
+  // the access links of their own job. A job's links share what its schedule does to them (a
+  // straggler it waits for, a last step cut by the window's end), which is no link's fault.
+  std::map<std::pair<ElementKind, int>, std::vector<size_t>> groups;
+  for (size_t e = 0; e < n; ++e) {
+    const Element& el = grid.elements[e];
+    const int job = el.kind == ElementKind::kAccessLink ? rc.results.job_of[el.endpoint] : -1;
+    groups[{el.kind, job}].push_back(e);
+  }
   for (size_t bin = 0; bin < bins; ++bin) {
-    for (ElementKind ek : {ElementKind::kSwitch, ElementKind::kFabricLink, ElementKind::kAccessLink}) {
+    for (const auto& [key, members] : groups) {
       std::vector<double> typicals;
       std::vector<size_t> ids;
-      for (size_t e = 0; e < n; ++e) {
-        if (grid.elements[e].kind != ek) continue;
+      for (size_t e : members) {
         const Cell* c = grid.Find(e, int64_t(bin), kind);
         if (c == nullptr || c->flows < kMinFlowsPerCell) continue;
         j.typical[e][bin] = c->typical;
@@ -70,7 +79,8 @@ KindJudgement JudgeAgainstPeers(const CellGrid& grid, int kind, const DiagnosisO
 // carries history across windows. More traffic through the element than usual also slows its
 // flows: that is contention, not lost capacity. So the drop is judged after crediting the bin
 // with its extra offered load (bytes through the element relative to its median bin).
-Degradation JudgeBins(const CellGrid& grid, const DiagnosisOptions& o) {
+Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid) {
+  const DiagnosisOptions& o = rc.options;
   const size_t n = grid.elements.size();
   const size_t bins = size_t(grid.bins);
   Degradation d{std::vector<std::vector<bool>>(n, std::vector<bool>(bins, false)),
@@ -78,7 +88,7 @@ Degradation JudgeBins(const CellGrid& grid, const DiagnosisOptions& o) {
                 std::vector<std::vector<double>>(n, std::vector<double>(bins, 1)),
                 std::vector<std::vector<double>>(n, std::vector<double>(bins, 0))};
   for (int kind : {0, 1}) {
-    const KindJudgement j = JudgeAgainstPeers(grid, kind, o);
+    const KindJudgement j = JudgeAgainstPeers(rc, grid, kind);
     for (size_t e = 0; e < n; ++e) {
       std::vector<double> own, load;
       for (size_t bin = 0; bin < bins; ++bin) {
@@ -119,43 +129,144 @@ std::vector<uint32_t> SlowRows(const CellGrid& grid, size_t e, size_t bin) {
   return rows;
 }
 
-// Per element, the bins where it is degraded and nothing else explains it: a degraded link is
-// explained by a degraded switch at one of its ends in the same bin; and as a flow crosses two
-// links, when one is the bottleneck the other sees the same slow flows: a degraded link whose
-// slow flows mostly (two thirds) also cross a worse degraded link on the same spine in the same
-// bin is explained by that link (ties: the first name wins).
-std::vector<std::vector<bool>> Unexplained(const CellGrid& grid, const Degradation& d) {
+// How far below its peers an element is in a bin (lower: worse).
+double Ratio(const Degradation& d, size_t e, size_t bin) { return d.typical[e][bin] / d.baseline[e][bin]; }
+
+// Whether element `other` is worse than `e` in the bin (ties: the first name wins).
+bool Worse(const CellGrid& grid, const Degradation& d, size_t other, size_t e, size_t bin) {
+  const double worse = Ratio(d, other, bin), self = Ratio(d, e, bin);
+  return worse < self || (worse == self && grid.elements[other].name < grid.elements[e].name);
+}
+
+// The elements a record crossed: the switch that saw it, the leaves of both ends, the fabric
+// links when a spine saw it, and the access links of both ends (the grid's own routing).
+std::vector<size_t> ElementsOf(const RuleContext& rc, const CellGrid& grid, uint32_t r) {
+  const auto& f = rc.flows;
+  std::vector<size_t> out;
+  auto add = [&](long e) {
+    if (e >= 0) out.push_back(size_t(e));
+  };
+  const uint32_t point = f.point()[r];
+  const std::string obs = point == kNoPoint ? "" : rc.points.Name(point);
+  add(obs.empty() ? -1 : grid.IndexOf(obs));
+  for (EndpointId end : {f.src()[r], f.dst()[r]}) {
+    const int leaf = rc.ctx.leaf[end];
+    if (leaf < 0) continue;
+    const std::string& leaf_name = rc.ctx.leaf_names[size_t(leaf)];
+    if (leaf_name != obs) add(grid.IndexOf(leaf_name));
+    if (!obs.empty()) add(grid.IndexOf(leaf_name + "|" + obs));
+  }
+  for (EndpointId end : {f.src()[r], f.dst()[r]}) add(grid.AccessLinkOf(end));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// The element's slow records in the bin each count for every other element they crossed; an
+// element crossed by two thirds of them that `explains` accepts explains the element. A flow
+// crosses several elements and is slow on all of them when one is its bottleneck: the worse
+// element that most of the slow flows share is the one to blame.
+template <typename Accept>
+bool ExplainedBySharedSlowFlows(const RuleContext& rc, const CellGrid& grid, size_t e, size_t bin,
+                                Accept explains) {
+  const std::vector<uint32_t> mine = SlowRows(grid, e, bin);
+  if (mine.empty()) return false;
+  std::map<size_t, size_t> shared;
+  for (uint32_t r : mine)
+    for (size_t other : ElementsOf(rc, grid, r))
+      if (other != e) ++shared[other];
+  for (auto [other, n] : shared)
+    if (n * 3 >= mine.size() * 2 && explains(other)) return true;
+  return false;
+}
+
+// Of the records of the far ends of an access link's slow flows, the share (weighted by those
+// slow flows) that are slow too though they do not cross the link. A degraded access link slows
+// its own endpoint's flows only: its peers' other flows run as usual. Where the peers' other flows
+// are slow as well, the slowness travels with the collective (a ring that crosses a bad spine
+// runs each hop at the pace of its slowest) and the link is a victim, not the cause.
+double FarEndSlowShare(const RuleContext& rc, const CellGrid& grid, size_t e, size_t bin) {
+  const EndpointId self = grid.elements[e].endpoint;
+  std::map<EndpointId, size_t> slow_with_self;
+  for (uint32_t r : SlowRows(grid, e, bin)) {
+    const EndpointId src = rc.flows.src()[r], dst = rc.flows.dst()[r];
+    ++slow_with_self[src == self ? dst : src];
+  }
+  double weighted = 0, weight = 0;
+  for (auto [far, n] : slow_with_self) {
+    const long link = grid.AccessLinkOf(far);
+    if (link < 0) continue;
+    size_t flows = 0;
+    for (int kind : {0, 1})
+      if (const Cell* c = grid.Find(size_t(link), int64_t(bin), kind)) flows += c->flows;
+    const size_t slow = SlowRows(grid, size_t(link), bin).size();
+    if (flows < n + kMinFlowsPerCell / 4 || slow < n) continue;  // too few other flows to judge
+    weighted += double(n) * double(slow - n) / double(flows - n);
+    weight += double(n);
+  }
+  return weight > 0 ? weighted / weight : 0;
+}
+
+// Per element, the bins where it is degraded and nothing else explains it. In two passes:
+//  1. Access links. A degraded leaf switch explains its access links, unless the switch is slow
+//     because of this one link (two thirds of its slow flows cross it); a degraded switch or
+//     fabric link that carries most of the link's slow flows explains it (an endpoint's flows
+//     spread over the spines: when its slow ones gather on one, that is the spine's doing), and
+//     so does the far end's access link when it is worse. And where the link's peers are slow on
+//     their other flows as well (FarEndSlowShare), the link is not the cause.
+//  2. Switches and fabric links. A degraded switch at either end explains a fabric link; a worse
+//     degraded fabric link on the same spine, or a worse access link left unexplained by pass
+//     1, that carries two thirds of its slow flows explains it. A switch is explained by such an
+//     access link alone: one bad NIC link must not be blamed on the whole leaf.
+std::vector<std::vector<bool>> Unexplained(const RuleContext& rc, const CellGrid& grid,
+                                           const Degradation& d) {
+  std::vector<std::vector<bool>> flags = d.degraded;
   auto switch_degraded = [&](const std::string& name, size_t bin) {
     const long i = grid.IndexOf(name);
     return i >= 0 && d.degraded[size_t(i)][bin];
   };
-  auto explained_by_link = [&](size_t e, size_t bin) {
-    const Element& el = grid.elements[e];
-    const std::vector<uint32_t> mine = SlowRows(grid, e, bin);
-    if (mine.empty()) return false;
-    for (size_t other = 0; other < grid.elements.size(); ++other) {
-      const Element& ol = grid.elements[other];
-      if (other == e || ol.kind != ElementKind::kFabricLink || ol.b != el.b || !d.degraded[other][bin])
-        continue;
-      const double worse = d.typical[other][bin] / d.baseline[other][bin];
-      const double self = d.typical[e][bin] / d.baseline[e][bin];
-      if (worse > self || (worse == self && ol.name > el.name)) continue;
-      const std::vector<uint32_t> theirs = SlowRows(grid, other, bin);
-      std::vector<uint32_t> shared;
-      std::set_intersection(mine.begin(), mine.end(), theirs.begin(), theirs.end(),
-                            std::back_inserter(shared));
-      if (shared.size() * 3 >= mine.size() * 2) return true;
-    }
-    return false;
-  };
-  std::vector<std::vector<bool>> flags = d.degraded;
+  const size_t bins = size_t(grid.bins);
   for (size_t e = 0; e < grid.elements.size(); ++e) {
     const Element& el = grid.elements[e];
-    if (el.kind != ElementKind::kFabricLink) continue;
-    for (size_t bin = 0; bin < size_t(grid.bins); ++bin)
-      if (flags[e][bin] && (switch_degraded(el.a, bin) || switch_degraded(el.b, bin) ||
-                            explained_by_link(e, bin)))
-        flags[e][bin] = false;
+    if (el.kind != ElementKind::kAccessLink) continue;
+    const long leaf = el.a.empty() ? -1 : grid.IndexOf(el.a);
+    for (size_t bin = 0; bin < bins; ++bin) {
+      if (!flags[e][bin]) continue;
+      const bool by_leaf =
+          leaf >= 0 && d.degraded[size_t(leaf)][bin] &&
+          !ExplainedBySharedSlowFlows(rc, grid, size_t(leaf), bin,
+                                      [&](size_t other) { return other == e; });
+      flags[e][bin] = !by_leaf && FarEndSlowShare(rc, grid, e, bin) < 0.5 &&
+                      !ExplainedBySharedSlowFlows(rc, grid, e, bin, [&](size_t other) {
+        return d.degraded[other][bin] &&
+               (grid.elements[other].kind != ElementKind::kAccessLink || Worse(grid, d, other, e, bin));
+      });
+    }
+  }
+  auto access_link_to_blame = [&](size_t other, size_t e, size_t bin) {
+    return grid.elements[other].kind == ElementKind::kAccessLink && flags[other][bin] &&
+           Worse(grid, d, other, e, bin);
+  };
+  for (size_t e = 0; e < grid.elements.size(); ++e) {
+    const Element& el = grid.elements[e];
+    for (size_t bin = 0; bin < bins; ++bin) {
+      if (!flags[e][bin]) continue;
+      if (el.kind == ElementKind::kFabricLink) {
+        if (switch_degraded(el.a, bin) || switch_degraded(el.b, bin) ||
+            ExplainedBySharedSlowFlows(rc, grid, e, bin, [&](size_t other) {
+              const Element& ol = grid.elements[other];
+              return (ol.kind == ElementKind::kFabricLink && ol.b == el.b &&
+                      d.degraded[other][bin] && Worse(grid, d, other, e, bin)) ||
+                     access_link_to_blame(other, e, bin);
+            }))
+          flags[e][bin] = false;
+      } else if (el.kind == ElementKind::kSwitch) {
+        if (ExplainedBySharedSlowFlows(rc, grid, e, bin, [&](size_t other) {
+              return access_link_to_blame(other, e, bin);
+            }))
+          flags[e][bin] = false;
+      }
+    }
   }
   return flags;
 }
@@ -164,12 +275,18 @@ std::vector<std::vector<bool>> Unexplained(const CellGrid& grid, const Degradati
 void AddFindings(const CellGrid& grid, const Degradation& d, size_t e, const std::vector<bool>& flags,
                  const DiagnosisOptions& o, NetworkFindings* out) {
   const Element& el = grid.elements[e];
-  const bool link = el.kind == ElementKind::kFabricLink;
+  const bool link = el.kind != ElementKind::kSwitch;
+  const bool access = el.kind == ElementKind::kAccessLink;
   for (const Run& run : FlaggedRuns(flags, 1)) {
     Finding fd;
-    fd.kind = link ? "congested_link" : "degraded_switch";
+    fd.kind = access ? "degraded_link" : link ? "congested_link" : "degraded_switch";
     fd.cause = Cause::kNetwork;
-    fd.switches = link ? std::vector<std::string>{el.a, el.b} : std::vector<std::string>{el.a};
+    if (access) {
+      fd.gpus = {el.endpoint};
+      if (!el.a.empty()) fd.switches = {el.a};
+    } else {
+      fd.switches = link ? std::vector<std::string>{el.a, el.b} : std::vector<std::string>{el.a};
+    }
     fd.start_ns = grid.t0 + int64_t(run.first) * grid.bin_ns;
     fd.end_ns = grid.t0 + int64_t(run.last + 1) * grid.bin_ns;
     fd.metric = "relative_bandwidth";
@@ -196,7 +313,9 @@ void AddFindings(const CellGrid& grid, const Degradation& d, size_t e, const std
     }
     fd.severity = SeverityFor(fd.units, 1 - fd.value / fd.baseline, o);
     fd.summary = fmt::format("{} {}: flows through it run at {:.0f}% of the fabric's median for {} bins of {} s",
-                             link ? "link" : "switch", link ? el.a + " - " + el.b : el.a,
+                             link ? "link" : "switch",
+                             access ? el.b + " - " + (el.a.empty() ? "its switch" : el.a)
+                                    : link ? el.a + " - " + el.b : el.a,
                              100 * fd.value / fd.baseline, fd.units, grid.bin_ns / 1'000'000'000);
     out->findings.push_back(std::move(fd));
     out->jobs_affected.push_back(std::move(affected));
@@ -211,8 +330,8 @@ NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
   RecordClasses classes = RecordClasses::Measure(rc);
   const CellGrid grid = BuildCellGrid(rc, classes);
   classes.Release();
-  const Degradation d = JudgeBins(grid, rc.options);
-  const std::vector<std::vector<bool>> flags = Unexplained(grid, d);
+  const Degradation d = JudgeBins(rc, grid);
+  const std::vector<std::vector<bool>> flags = Unexplained(rc, grid, d);
   for (size_t e = 0; e < grid.elements.size(); ++e) AddFindings(grid, d, e, flags[e], rc.options, &out);
   return out;
 }
