@@ -171,6 +171,11 @@ Pair ClassifyPair(const GpuPair& gpus, const PairTransfers& pt,
   } else if (ev.aligned_starts >= options.min_aligned_share) {
     pair.label = PairLabel::kDp;
     ev.rule = "aligned-directions";
+  } else if (order.both_way_steps >= options.min_steps_for_unordered &&
+             double(order.both_way_steps) >= options.min_both_way_share * double(steps.size()) &&
+             double(order.ordered_steps) <= options.max_unordered_share * order.both_way_steps) {
+    pair.label = PairLabel::kDp;
+    ev.rule = "unordered-directions";
   } else {
     pair.label = PairLabel::kPp;
     ev.rule = "alternating-directions";

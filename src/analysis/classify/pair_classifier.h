@@ -31,6 +31,16 @@ struct PairClassifierOptions {
   // alone and close with the other alone (lost records and window edges spoil a few).
   double min_ordered_share = 0.6;
   uint32_t min_steps_for_order = 2;
+  // Collective: data both ways in most steps (`min_both_way_share` of its steps, at least
+  // `min_steps_for_unordered`), and of those at most `max_unordered_share` open with one direction
+  // alone and close with the other (either way round). On real captures a two-rank ring's
+  // directions need not start within `align_ns` (TCP, CPU load), but they exchange both ways
+  // every step and are ordered only by chance (<= 21% measured, where pipeline pairs are >= 44%);
+  // a middle pipeline stage's pair can show one direction per segment of its own (both ways in
+  // half its segments), which says nothing.
+  double max_unordered_share = 0.3;
+  double min_both_way_share = 0.75;
+  uint32_t min_steps_for_unordered = 10;
   // Collective: at least this share of the transfers start together with one of the other
   // direction, within `align_ns` (posting jitter and clock skew, well below a compute op).
   double min_aligned_share = 0.9;

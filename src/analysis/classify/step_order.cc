@@ -115,6 +115,10 @@ size_t RefineByStepOrder(std::vector<Pair>* pairs, const std::vector<PairTransfe
     }
     if (share < 0) return;
     p.evidence.step_ordered_share = share;
+    const PairEvidence& ev = p.evidence;
+    if (ev.both_way_steps >= options.min_own_steps &&
+        double(ev.ordered_steps) >= options.own_ordered_share * double(ev.both_way_steps))
+      return;
     if (share >= options.min_ordered_share) {
       label[i] = PairLabel::kPp;
       p.evidence.rule = "ordered-in-steps";

@@ -37,6 +37,14 @@ struct StepOrderOptions {
   double max_unordered_share = 0.2;
   uint32_t min_steps = 3;
   double max_reference_irregularity = 2.0;  // PeriodIrregularity of a reference group's steps
+  // A pair whose own steps (at least `min_own_steps` with data both ways) are nearly all ordered
+  // (`own_ordered_share`) is a pipeline pair whatever the references say: a reference group can
+  // be the wrong kind of group (a TP group taken for DP, with steps per micro-batch), and then its
+  // windows cut a pipeline's order apart. Only that side: a pipeline pair's own segmentation can
+  // cut its steps so that few look ordered (a middle stage of an over-segmented job), so a low own
+  // share does not hold against a reference.
+  double own_ordered_share = 0.9;
+  uint32_t min_own_steps = 10;
 };
 
 // The larger of q90 / median and median / q10 of the periods between consecutive `step_ends`

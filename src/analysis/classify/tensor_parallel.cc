@@ -32,7 +32,11 @@ size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
   std::vector<size_t> tp;
   for (size_t i = 0; i < pairs->size(); ++i) {
     const Pair& c = (*pairs)[i];
-    if (c.label != PairLabel::kDp) continue;
+    // A tensor-parallel collective runs in every layer of every micro-batch: many bursts. A pair
+    // with a handful of records (long flow records of an exporter with second-long timeouts)
+    // cannot show where its bursts fall.
+    if (c.label != PairLabel::kDp || transfers[i].transfers.size() < options.min_intervals + 1)
+      continue;
     double best = 0;
     for (EndpointId g : {c.a, c.b}) {
       auto it = pipeline_of.find(g);

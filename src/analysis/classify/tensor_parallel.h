@@ -23,7 +23,7 @@ namespace prism::analysis {
 
 struct TensorParallelOptions {
   double min_interleaved_share = 0.6;  // of a pipeline pair's intervals holding the pair's bursts
-  size_t min_intervals = 8;
+  size_t min_intervals = 8;  // transfers of either pair, less one, to judge
 };
 
 // Share of the intervals between consecutive transfers of `pipeline` (start order) that hold the
