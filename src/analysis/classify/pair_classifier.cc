@@ -4,9 +4,19 @@
 #include <cstdlib>
 #include <map>
 
+#include "analysis/classify/step_order.h"
 #include "analysis/jobs/union_find.h"
 
 namespace prism::analysis {
+namespace {
+
+std::vector<int64_t> StepEnds(const std::vector<Activity>& steps) {
+  std::vector<int64_t> ends;
+  for (const Activity& s : steps) ends.push_back(s.end_ns);
+  return ends;
+}
+
+}  // namespace
 
 size_t CountDistinctSizes(std::vector<uint64_t> sizes, double tolerance) {
   if (sizes.empty()) return 0;
@@ -173,7 +183,8 @@ Pair ClassifyPair(const GpuPair& gpus, const PairTransfers& pt,
     ev.rule = "aligned-directions";
   } else if (order.both_way_steps >= options.min_steps_for_unordered &&
              double(order.both_way_steps) >= options.min_both_way_share * double(steps.size()) &&
-             double(order.ordered_steps) <= options.max_unordered_share * order.both_way_steps) {
+             double(order.ordered_steps) <= options.max_unordered_share * order.both_way_steps &&
+             PeriodIrregularity(StepEnds(steps)) <= options.max_own_irregularity) {
     pair.label = PairLabel::kDp;
     ev.rule = "unordered-directions";
   } else {

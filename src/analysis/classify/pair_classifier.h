@@ -38,8 +38,11 @@ struct PairClassifierOptions {
   // every step and are ordered only by chance (<= 21% measured, where pipeline pairs are >= 44%);
   // a middle pipeline stage's pair can show one direction per segment of its own (both ways in
   // half its segments), which says nothing.
+  // Only where the pair's own steps are regular (PeriodIrregularity <= `max_own_irregularity`):
+  // cut into pieces, a pipeline pair's steps look unordered too.
   double max_unordered_share = 0.3;
   double min_both_way_share = 0.75;
+  double max_own_irregularity = 1.3;
   uint32_t min_steps_for_unordered = 10;
   // Collective: at least this share of the transfers start together with one of the other
   // direction, within `align_ns` (posting jitter and clock skew, well below a compute op).
