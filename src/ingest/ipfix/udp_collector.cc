@@ -56,6 +56,7 @@ StatusOr<std::unique_ptr<UdpCollector>> UdpCollector::Start(const UdpCollectorOp
   c->port_ = family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port)
                                : ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
   c->max_queued_ = std::max<size_t>(1, options.max_queued_datagrams);
+  c->on_datagram_ = options.on_datagram;
   c->sink_ = sink;
   c->points_ = points;
   c->decoder_ = std::make_unique<ExportDecoder>(
@@ -128,6 +129,7 @@ size_t UdpCollector::Drain(std::chrono::milliseconds wait, Stats* stats) {
     }
     uint32_t exporter = decoder_->AddExporter(d.from, d.port, d.from.ToString());
     decoder_->SetClock(d.received_ns);
+    if (on_datagram_) on_datagram_(data);
     decoder_->DecodeMessage(data, exporter, 0);
   }
   decoder_stats_.Add(Stat::collector_datagrams_dropped, dropped_.exchange(0));

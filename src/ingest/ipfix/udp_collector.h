@@ -12,8 +12,10 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <condition_variable>
 #include <string>
 #include <thread>
@@ -35,6 +37,9 @@ struct UdpCollectorOptions {
   // Template cache bounds and the UDP template lifetime (RFC 7011 §8.4): templates not resent
   // for 30 minutes of receive time expire.
   TemplateLimits templates{.timeout_ns = kUdpTemplateTimeoutNs};
+  // Called on the draining thread with each datagram just before its records are decoded (e.g.
+  // to read the export time the records are checked against).
+  std::function<void(std::span<const uint8_t>)> on_datagram;
 };
 
 class UdpCollector {
@@ -71,6 +76,7 @@ class UdpCollector {
   int fd_ = -1;
   uint16_t port_ = 0;
   size_t max_queued_ = 0;
+  std::function<void(std::span<const uint8_t>)> on_datagram_;
   FlowSink* sink_ = nullptr;
   PointTable* points_ = nullptr;
   std::unique_ptr<ExportDecoder> decoder_;
