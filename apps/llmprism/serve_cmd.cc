@@ -21,6 +21,7 @@
 #include <fmt/ranges.h>
 
 #include "capture_options.h"
+#include "service/memory_plan.h"
 #include "service/service.h"
 
 namespace {
@@ -41,7 +42,8 @@ struct ServeArgs {
   std::string ready_file;
   double k = 3;
   int threads = 0;
-  size_t max_buffer_records = 4'000'000;
+  std::string memory_limit;  // empty: half of what is available (service/memory_plan.h)
+  double max_record_s = 3600;
   size_t queue_records = 1'000'000;
   size_t udp_queue_datagrams = 4096;
   CaptureCliArgs capture_flows;  // --capture and watched pcaps: flowlet gap, RoCE idle timeout
@@ -78,7 +80,12 @@ int RunServe(const ServeArgs& args) {
   o.buffer.window_ns = std::llround(args.window_s * 1e9);
   o.buffer.step_ns = std::llround(args.step_s * 1e9);
   o.buffer.reorder_ns = std::llround(args.reorder_s * 1e9);
-  o.buffer.max_records = args.max_buffer_records;
+  if (!args.memory_limit.empty()) {
+    auto bytes = prism::service::ParseByteSize(args.memory_limit);
+    if (!bytes) return fail("--memory-limit: " + bytes.error().message);
+    o.memory_limit_bytes = *bytes;
+  }
+  o.plausibility.max_record_ns = std::llround(args.max_record_s * 1e9);
   if (o.buffer.step_ns <= 0 || o.buffer.window_ns % o.buffer.step_ns != 0) {
     return fail("--window must be a whole multiple of --step");
   }
@@ -173,9 +180,17 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--k", args->k, "Diagnosis sigma multiplier")->capture_default_str();
   cmd->add_option("--threads", args->threads, "Analysis threads (0 = half the cores)")
       ->capture_default_str();
-  cmd->add_option("--max-buffer-records", args->max_buffer_records,
-                  "Records the window buffer may hold (~80 bytes each); beyond, dropped and counted")
-      ->capture_default_str();
+  cmd->add_option("--memory-limit", args->memory_limit,
+                  "Memory budget, e.g. 8G or 512M (default: half of MemAvailable, or of the "
+                  "cgroup's limit minus its usage when lower, at start). The window buffer and "
+                  "the analysis of a window are sized from it; when the record rate outgrows it, "
+                  "windows get shorter (stated in the log, /api/v1/health and each window's "
+                  "report) rather than records being dropped (docs/api.md, Memory)");
+  cmd->add_option("--max-record-s", args->max_record_s,
+                  "A record lasting longer than this is implausible (counted as "
+                  "implausible_time, not analysed); so is one ending more than 600 s before, or "
+                  "60 s after, the export time of its IPFIX message / NetFlow v9 packet")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--queue-records", args->queue_records,
                   "Records that may wait between ingest and windowing; beyond, UDP batches are "
                   "dropped and counted")

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "service/ingest_counters.h"
 #include "service/snapshot.h"
 
@@ -27,14 +29,19 @@ struct ApiContext {
   std::function<size_t()> queue_size;
   std::string token;
   int64_t window_ns = 0, step_ns = 0;
+  bool has_store = false;  // --db given
 };
+
+// /api/v1/health is "degraded" while any of its reasons is this recent (or, for the store, while
+// writes fail): lost records, windows cut short or not analysed.
+inline constexpr int64_t kDegradedHoldNs = 300'000'000'000;
+
+// /api/v1/health: "ok" or "degraded" with the reasons, the loss by reason, memory, store state.
+nlohmann::json HealthJson(const ApiContext& ctx, int64_t now_wall_ns);
 
 void InstallRoutes(httplib::Server* server, const ApiContext& ctx);
 
 // /metrics text (exposed for tests).
 std::string RenderMetrics(const ApiContext& ctx);
-
-// Kernel receive-queue drops of the UDP socket bound to `port` (/proc/net/udp{,6}); 0 if unknown.
-uint64_t UdpSocketDrops(uint16_t port);
 
 }  // namespace prism::service

@@ -29,6 +29,7 @@
 #include "core/status.h"
 #include "core/topology.h"
 #include "pipeline/input_registry.h"
+#include "service/clock_guard.h"
 #include "service/tracker.h"
 #include "service/window_buffer.h"
 
@@ -46,8 +47,10 @@ struct ServiceOptions {
   std::string db;                  // empty: no durable state
   std::string token;               // empty: no authentication
   std::string topology_path;
-  WindowBufferOptions buffer;
+  WindowBufferOptions buffer;       // max_bytes / max_window_records come from the memory plan
   TrackerOptions tracker;
+  int64_t memory_limit_bytes = 0;   // 0: DefaultMemoryLimit() (service/memory_plan.h)
+  TimePlausibility plausibility;    // service/clock_guard.h
   size_t queue_records = 1'000'000;
   size_t udp_queue_datagrams = 4096;
   int64_t idle_flush_ms = 10'000;   // no new record for this long: analyse the open windows
