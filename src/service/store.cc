@@ -294,7 +294,8 @@ Status Store::Write(const WindowWrite& w) {
   }
   if (auto st = Exec("COMMIT"); !st) {
     // Disk full, I/O error: nothing of this window is in the database; the caller keeps it.
-    if (sqlite3_get_autocommit(db_) == 0) Exec("ROLLBACK");
+    // The COMMIT error is the one to report; a failed ROLLBACK leaves SQLite to roll back.
+    if (sqlite3_get_autocommit(db_) == 0) (void)Exec("ROLLBACK");
     return st;
   }
   return OkStatus();
