@@ -70,7 +70,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   // a file of its own (not the database: closing any other descriptor of the database file would
   // drop SQLite's POSIX locks), held until the store closes; the kernel frees it if we die.
   const std::string lock_path = path + ".lock";
-  s->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  s->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (s->lock_fd_ < 0) {
     return MakeError(ErrorCode::kInvalidArgument, "{}: cannot create the lock file {}: {}", path,
                      lock_path, std::strerror(errno));
@@ -92,6 +92,11 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
       ::pwrite(s->lock_fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     // The lock holds without the pid; only the message above would miss it.
   }
+  // The database holds the cluster's jobs and findings: created readable by its owner only
+  // (SQLite gives its -wal and -shm files the database's mode). An existing file keeps its mode.
+  if (const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600); fd >= 0) {
+    ::close(fd);
+  }
   if (sqlite3_open_v2(path.c_str(), &s->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                       nullptr) != SQLITE_OK) {
@@ -104,15 +109,17 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   auto setup = [&]() -> Status {
     PRISM_RETURN_IF_ERROR(s->Exec("PRAGMA journal_mode=WAL"));
     PRISM_RETURN_IF_ERROR(s->Exec("PRAGMA synchronous=NORMAL"));
-    return s->Exec(kSchema);
+    PRISM_RETURN_IF_ERROR(s->Exec(kSchema));
+    return s->QuickCheck();
   };
   if (auto st = setup(); !st) {
     const int code = sqlite3_errcode(s->db_) & 0xff;
-    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) {
+    const bool check_failed = st.error().code == ErrorCode::kDataLoss;
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT || check_failed) {
       return MakeError(ErrorCode::kDataLoss,
                        "{}: not a usable llmprism database ({}); it is left as it is: move it "
                        "away to start afresh, or restore a copy",
-                       path, sqlite3_errmsg(s->db_));
+                       path, check_failed ? st.error().message : sqlite3_errmsg(s->db_));
     }
     return MakeError(ErrorCode::kInternal, "{}: cannot use the database: {}", path,
                      st.error().message);
@@ -123,6 +130,31 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
 Store::~Store() {
   if (db_ != nullptr) sqlite3_close(db_);
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
+}
+
+// Every page of the file read and its structure checked (b-trees, free list; not index contents
+// against their tables: that is integrity_check, much slower): a corrupt page anywhere is found
+// at start, not by a read months later.
+Status Store::QuickCheck() {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "PRAGMA quick_check(5)", -1, &st, nullptr) != SQLITE_OK) {
+    return MakeError(ErrorCode::kDataLoss, "integrity check failed: {}", sqlite3_errmsg(db_));
+  }
+  std::string problems;
+  int rc = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    const std::string row = text != nullptr ? text : "";
+    if (row != "ok") problems += (problems.empty() ? "" : "; ") + row;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    return MakeError(ErrorCode::kDataLoss, "integrity check failed: {}", sqlite3_errmsg(db_));
+  }
+  if (!problems.empty()) {
+    return MakeError(ErrorCode::kDataLoss, "integrity check failed: {}", problems);
+  }
+  return OkStatus();
 }
 
 Status Store::Exec(const char* sql) {

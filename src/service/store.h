@@ -54,6 +54,7 @@ class Store {
  private:
   Store() = default;
   Status Exec(const char* sql);
+  Status QuickCheck();  // PRAGMA quick_check: kDataLoss naming the first problems
   sqlite3* db_ = nullptr;
   std::string path_;
   int lock_fd_ = -1;  // PATH.lock, flock'ed while open
