@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <string_view>
 #include <cstring>
@@ -42,19 +44,15 @@ void SendError(httplib::Response& res, int status, const std::string& message) {
   SendJson(res, json{{"error", message}}, status);
 }
 
-// Times in query parameters: integer Unix ns, or seconds with a fraction ("1700000000.5").
-std::optional<int64_t> ParseTime(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  if (s.find('.') == std::string::npos && s.find('e') == std::string::npos) {
-    long long v = std::strtoll(s.c_str(), &end, 10);
-    if (*end != '\0') return std::nullopt;
-    // Small values are seconds (anything before 1973 in ns is below 1e17).
-    return std::llabs(v) < 100'000'000'000LL ? static_cast<int64_t>(v) * 1'000'000'000 : v;
+// A positive count (limit=): digits only, at most 1e9 ("-1" must not wrap to "unlimited").
+std::optional<size_t> ParseCount(const std::string& s) {
+  if (s.empty() || s.size() > 10 ||
+      !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
   }
-  double d = std::strtod(s.c_str(), &end);
-  if (*end != '\0') return std::nullopt;
-  return static_cast<int64_t>(d * 1e9);
+  const unsigned long long v = std::strtoull(s.c_str(), nullptr, 10);
+  if (v == 0 || v > 1'000'000'000ULL) return std::nullopt;
+  return static_cast<size_t>(v);
 }
 
 std::string Escape(const std::string& v) {  // Prometheus label value
@@ -118,6 +116,39 @@ json IngestJson(const ApiContext& ctx) {
 }
 
 }  // namespace
+
+std::optional<int64_t> ParseApiTime(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  // Seconds that still fit int64 once in ns (up to year 2262).
+  constexpr double kMaxSeconds = 9.2e9;
+  char* end = nullptr;
+  if (s.find_first_of(".eE") == std::string::npos) {
+    errno = 0;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (*end != '\0' || errno == ERANGE) return std::nullopt;
+    // Small values are seconds (anything before 1973 in ns is below 1e17).
+    if (std::llabs(v) >= 100'000'000'000LL) return v;
+    if (std::fabs(static_cast<double>(v)) > kMaxSeconds) return std::nullopt;
+    return static_cast<int64_t>(v) * 1'000'000'000;
+  }
+  const double d = std::strtod(s.c_str(), &end);
+  if (*end != '\0' || !std::isfinite(d) || std::fabs(d) > kMaxSeconds) return std::nullopt;
+  return static_cast<int64_t>(std::llround(d * 1e9));
+}
+
+bool TokenMatches(std::string_view header, std::string_view token) {
+  constexpr std::string_view kPrefix = "Bearer ";
+  // Every byte of the expected value is compared whatever the header holds; only the lengths
+  // (not secret: the header's is the client's own) decide early.
+  const size_t expected = kPrefix.size() + token.size();
+  unsigned diff = header.size() == expected ? 0u : 1u;
+  for (size_t i = 0; i < expected; ++i) {
+    const char want = i < kPrefix.size() ? kPrefix[i] : token[i - kPrefix.size()];
+    const char got = i < header.size() ? header[i] : 0;
+    diff |= static_cast<unsigned char>(want ^ got);
+  }
+  return diff == 0;
+}
 
 json HealthJson(const ApiContext& ctx, int64_t now_wall_ns) {
   auto s = ctx.snapshots->Get();
@@ -261,6 +292,26 @@ std::string RenderMetrics(const ApiContext& ctx) {
     head("llmprism_store_ok", "gauge", "1 when the last database write succeeded.");
     o += fmt::format("llmprism_store_ok {}\n", pc.store_ok.load() ? 1 : 0);
   }
+  if (ctx.http != nullptr) {
+    const HttpCounters& h = *ctx.http;
+    head("llmprism_http_connections_open", "gauge",
+         "HTTP connections being served or waiting for a worker (at most --http-max-connections).");
+    o += fmt::format("llmprism_http_connections_open {}\n", h.open.load());
+    head("llmprism_http_connections_total", "counter",
+         "HTTP connections accepted (served) or refused with 503 (over --http-max-connections).");
+    o += fmt::format("llmprism_http_connections_total{{outcome=\"accepted\"}} {}\n",
+                     h.accepted.load());
+    o += fmt::format("llmprism_http_connections_total{{outcome=\"refused\"}} {}\n",
+                     h.refused.load());
+    head("llmprism_http_connections_closed_total", "counter",
+         "HTTP connections closed by the server: idle (no request within --http-idle-s, or "
+         "yielding its worker to a waiting connection) or slow (a request not whole within "
+         "--http-request-s).");
+    o += fmt::format("llmprism_http_connections_closed_total{{reason=\"idle\"}} {}\n",
+                     h.idle_closed.load());
+    o += fmt::format("llmprism_http_connections_closed_total{{reason=\"slow\"}} {}\n",
+                     h.slow_closed.load());
+  }
   head("llmprism_records_bad_total", "counter",
        "Input records, sets or messages skipped as malformed (sum of the data-loss counters).");
   std::vector<Stats> stats;
@@ -400,7 +451,7 @@ void InstallRoutes(httplib::Server* server, const ApiContext& ctx_in) {
     const std::string& p = req.path;
     const bool open = p == "/" || p == "/api/v1/health" || p.rfind("/assets/", 0) == 0;
     if (open) return httplib::Server::HandlerResponse::Unhandled;
-    if (req.get_header_value("Authorization") == "Bearer " + ctx->token) {
+    if (TokenMatches(req.get_header_value("Authorization"), ctx->token)) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
     res.set_header("WWW-Authenticate", "Bearer");
@@ -426,13 +477,14 @@ void InstallRoutes(httplib::Server* server, const ApiContext& ctx_in) {
     f.kind = req.get_param_value("kind");
     f.severity = req.get_param_value("severity");
     if (req.has_param("since")) {
-      auto t = ParseTime(req.get_param_value("since"));
-      if (!t) return SendError(res, 400, "since: expected Unix ns or seconds");
+      auto t = ParseApiTime(req.get_param_value("since"));
+      if (!t) return SendError(res, 400, "since: expected Unix ns or seconds (up to 9.2e9)");
       f.since_ns = *t;
     }
     if (req.has_param("limit")) {
-      f.limit = std::strtoull(req.get_param_value("limit").c_str(), nullptr, 10);
-      if (f.limit == 0) return SendError(res, 400, "limit: expected a positive integer");
+      auto n = ParseCount(req.get_param_value("limit"));
+      if (!n) return SendError(res, 400, "limit: expected an integer from 1 to 1000000000");
+      f.limit = *n;
     }
     SendJson(res, FindingsJson(*ctx->snapshots->Get(), f));
   });
@@ -442,13 +494,17 @@ void InstallRoutes(httplib::Server* server, const ApiContext& ctx_in) {
                 if (!ip) return SendError(res, 400, "not an IP address");
                 int64_t from = INT64_MIN, to = INT64_MAX;
                 if (req.has_param("from")) {
-                  auto t = ParseTime(req.get_param_value("from"));
-                  if (!t) return SendError(res, 400, "from: expected Unix ns or seconds");
+                  auto t = ParseApiTime(req.get_param_value("from"));
+                  if (!t) {
+                    return SendError(res, 400, "from: expected Unix ns or seconds (up to 9.2e9)");
+                  }
                   from = *t;
                 }
                 if (req.has_param("to")) {
-                  auto t = ParseTime(req.get_param_value("to"));
-                  if (!t) return SendError(res, 400, "to: expected Unix ns or seconds");
+                  auto t = ParseApiTime(req.get_param_value("to"));
+                  if (!t) {
+                    return SendError(res, 400, "to: expected Unix ns or seconds (up to 9.2e9)");
+                  }
                   to = *t;
                 }
                 auto j = GpuTimelineJson(*ctx->snapshots->Get(), *ip, from, to);

@@ -7,11 +7,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "service/http_server.h"
 #include "service/ingest_counters.h"
 #include "service/snapshot.h"
 
@@ -30,7 +33,17 @@ struct ApiContext {
   std::string token;
   int64_t window_ns = 0, step_ns = 0;
   bool has_store = false;  // --db given
+  const HttpCounters* http = nullptr;  // the server's connection counts (/metrics)
+  HttpLimits http_limits;
 };
+
+// The bearer token check: "Bearer " + token, compared in time independent of where the first
+// difference is (a timing side channel must not reveal the token byte by byte).
+bool TokenMatches(std::string_view authorization_header, std::string_view token);
+
+// Query times: integer Unix ns, or seconds (integer below 1e11, or with a fraction or exponent)
+// within what int64 ns can hold; nullopt for anything else (1e300, NaN, "12abc").
+std::optional<int64_t> ParseApiTime(const std::string& s);
 
 // /api/v1/health is "degraded" while any of its reasons is this recent (or, for the store, while
 // writes fail): lost records, windows cut short or not analysed.

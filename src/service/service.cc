@@ -21,6 +21,7 @@
 #include "io/topology_csv.h"
 #include "pipeline/input_registry.h"
 #include "service/http_api.h"
+#include "service/http_server.h"
 #include "service/ingest_counters.h"
 #include "service/clock_guard.h"
 #include "service/live_capture.h"
@@ -39,7 +40,8 @@ int64_t WallNs() {
       .count();
 }
 
-// "ADDR:PORT" or "[V6]:PORT".
+}  // namespace
+
 StatusOr<std::pair<std::string, uint16_t>> ParseHostPort(const std::string& s, const char* what) {
   std::string host;
   std::string port;
@@ -65,6 +67,8 @@ StatusOr<std::pair<std::string, uint16_t>> ParseHostPort(const std::string& s, c
   }
   return std::make_pair(host, static_cast<uint16_t>(p));
 }
+
+namespace {
 
 // Observation points interned by every source's decoder (each has its own PointTable, which is
 // single-threaded) are re-interned here, under a lock, into the table analysis reads.
@@ -208,12 +212,13 @@ struct Service::Impl {
   Unsaved unsaved;
   std::chrono::steady_clock::time_point last_store_log{};
 
-  httplib::Server http;
+  HttpServer http;
   std::thread http_thread;
   uint16_t http_port = 0;
   bool stopped = false;
 
-  explicit Impl(const ServiceOptions& o) : options(o), queue(o.queue_records) {}
+  explicit Impl(const ServiceOptions& o)
+      : options(o), queue(o.queue_records), http(o.http_limits) {}
 
   void RunUdp(size_t index, ingest::UdpCollector* collector, PointTable* local) {
     SourceCounters* c = sources[index].get();
@@ -725,10 +730,8 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
   api.token = options.token;
   api.window_ns = options.buffer.window_ns;
   api.step_ns = options.buffer.step_ns;
-  const int threads = std::max(1, options.http_threads);
-  s.http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  s.http.set_keep_alive_max_count(100);
-  s.http.set_payload_max_length(1 << 16);
+  api.http = &s.http.counters();
+  api.http_limits = s.http.limits();
   InstallRoutes(&s.http, api);
   int port = http_hp.second;
   if (port == 0) {

@@ -14,7 +14,8 @@
 //   analysis thread: Tracker (Analyze + Diagnose, identity/baselines/findings across windows)
 //        | -> Store (SQLite WAL, one transaction per window)
 //        v -> SnapshotHolder (shared_ptr swap)
-//   HTTP thread pool (cpp-httplib): /api/v1/*, /metrics, / (dashboard) read the snapshot.
+//   HTTP (service/http_server.h: a bounded pool, connection cap and timeouts around cpp-httplib):
+//        /api/v1/*, /metrics, / (dashboard) read the snapshot.
 //
 // Stop() (SIGTERM) stops the sources (pcap_breakloop for captures), drains the queue, analyses the windows that hold data,
 // writes them and stops HTTP last.
@@ -24,12 +25,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
 #include "core/topology.h"
 #include "pipeline/input_registry.h"
 #include "service/clock_guard.h"
+#include "service/http_server.h"
 #include "service/tracker.h"
 #include "service/window_buffer.h"
 
@@ -54,8 +57,11 @@ struct ServiceOptions {
   size_t queue_records = 1'000'000;
   size_t udp_queue_datagrams = 4096;
   int64_t idle_flush_ms = 10'000;   // no new record for this long: analyse the open windows
-  int http_threads = 4;
+  HttpLimits http_limits;           // pool, connection cap, timeouts (service/http_server.h)
 };
+
+// "ADDR:PORT" or "[V6]:PORT" (port 0-65535) of --ipfix-udp and --http; `what` names the option.
+StatusOr<std::pair<std::string, uint16_t>> ParseHostPort(const std::string& s, const char* what);
 
 class Service {
  public:
