@@ -33,6 +33,7 @@ namespace {
 
 struct ServeArgs {
   std::vector<std::string> udp;
+  std::vector<std::string> exporters;  // --exporter-allow prefixes
   std::vector<std::string> watch;
   std::vector<std::string> capture;
   std::string capture_filter;
@@ -76,6 +77,11 @@ int RunServe(const ServeArgs& args) {
   }
   prism::service::ServiceOptions o;
   o.udp = args.udp;
+  for (const std::string& e : args.exporters) {
+    auto p = prism::IpPrefix::Parse(e);
+    if (!p) return fail(fmt::format("--exporter-allow {}: expected ADDR or ADDR/LEN", e));
+    o.udp_allowed_sources.push_back(*p);
+  }
   o.watch = args.watch;
   o.capture = args.capture;
   o.capture_filter = args.capture_filter;
@@ -208,6 +214,10 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                "Prometheus /metrics, durable state (docs/api.md)");
   cmd->add_option("--ipfix-udp", args->udp,
                   "Collect IPFIX / NetFlow v9 on this UDP ADDR:PORT (repeatable; port 0 = any)");
+  cmd->add_option("--exporter-allow", args->exporters,
+                  "Take IPFIX / NetFlow v9 datagrams only from this source ADDR or ADDR/LEN "
+                  "(repeatable; default any); others are refused unread and counted "
+                  "(collector_source_refused)");
   cmd->add_option("--watch", args->watch,
                   "Read flow files (IPFIX, flow CSV, pcap) dropped into this directory, then move "
                   "them to DIR/done/ (repeatable; names starting with '.' are ignored)");

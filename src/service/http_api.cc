@@ -90,6 +90,7 @@ json IngestJson(const ApiContext& ctx) {
     if (s->kind == "ipfix-udp") {
       o["port"] = s->udp_port;
       o["datagrams"] = s->datagrams.load();
+      o["datagrams_refused"] = s->datagrams_refused.load();
       o["datagrams_dropped"] = st.Get(Stat::collector_datagrams_dropped);
       o["socket_drops"] = UdpSocketDrops(s->udp_port);
     } else if (s->kind == "capture") {
@@ -336,6 +337,13 @@ std::string RenderMetrics(const ApiContext& ctx) {
     if (s->kind != "ipfix-udp") continue;
     o += fmt::format("llmprism_datagrams_received_total{{source=\"{}\"}} {}\n", Escape(s->name),
                      s->datagrams.load());
+  }
+  head("llmprism_datagrams_refused_total", "counter",
+       "UDP datagrams refused unread: their source is outside --exporter-allow.");
+  for (const SourceCounters* s : ctx.sources) {
+    if (s->kind != "ipfix-udp") continue;
+    o += fmt::format("llmprism_datagrams_refused_total{{source=\"{}\"}} {}\n", Escape(s->name),
+                     s->datagrams_refused.load());
   }
   head("llmprism_datagrams_dropped_total", "counter",
        "UDP datagrams dropped: collector queue full (reason=\"queue_full\") or by the kernel "

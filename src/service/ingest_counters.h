@@ -20,6 +20,7 @@ struct SourceCounters {
   uint16_t udp_port = 0;
   std::atomic<uint64_t> records{0};             // decoded and offered to the queue
   std::atomic<uint64_t> datagrams{0};           // UDP datagrams received
+  std::atomic<uint64_t> datagrams_refused{0};   // from sources outside --exporter-allow
   std::atomic<uint64_t> files{0};               // files read (watch)
   std::atomic<uint64_t> packets{0};             // packets captured (capture)
   std::atomic<uint64_t> kernel_drops{0};        // packets dropped by the kernel (capture, pcap_stats)

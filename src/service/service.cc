@@ -234,12 +234,15 @@ struct Service::Impl {
       c->MergeStats(stats);
       stats = Stats();
       c->datagrams = collector->datagrams_received();
+    c->datagrams_refused = collector->datagrams_refused();
+      c->datagrams_refused = collector->datagrams_refused();
     }
     collector->Stop();
     collector->Drain(std::chrono::milliseconds(0), &stats);
     sink.Flush();
     c->MergeStats(stats);
     c->datagrams = collector->datagrams_received();
+    c->datagrams_refused = collector->datagrams_refused();
     forward_[index] = nullptr;
   }
 
@@ -676,6 +679,7 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
     co.bind_address = hp.first;
     co.port = hp.second;
     co.max_queued_datagrams = options.udp_queue_datagrams;
+    co.allowed_sources = options.udp_allowed_sources;
     // Each datagram's export time, for the records that follow (service/clock_guard.h).
     co.on_datagram = [fw = &s.forward_[i]](std::span<const uint8_t> d) {
       if (BatchingSink* sink = fw->load()) sink->SetExportTime(ExportTimeNs(d.data(), d.size()));

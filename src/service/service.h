@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/ip_prefix.h"
 #include "core/status.h"
 #include "core/topology.h"
 #include "pipeline/input_registry.h"
@@ -40,6 +41,7 @@ namespace prism::service {
 
 struct ServiceOptions {
   std::vector<std::string> udp;    // "ADDR:PORT" (IPv6 as [ADDR]:PORT); port 0 = any free port
+  std::vector<IpPrefix> udp_allowed_sources;  // exporters the collectors take; empty = any
   std::vector<std::string> watch;  // directories
   std::vector<std::string> capture;  // interfaces captured live (libpcap)
   std::string capture_filter;        // BPF applied to every --capture interface

@@ -45,6 +45,7 @@ expect_usage_error "--memory-limit" serve "${udp[@]}" --memory-limit lots
 expect_usage_error "--http-threads" serve "${udp[@]}" --http-threads 0
 expect_usage_error "--http.*bad address or port" serve --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:99999
 expect_usage_error "--ipfix-udp.*bad address or port" serve --ipfix-udp 127.0.0.1:abc
+expect_usage_error "--exporter-allow 10.0.0.0/99" serve "${udp[@]}" --exporter-allow 10.0.0.0/99
 expect_usage_error "--token is empty" serve "${udp[@]}" --token ""
 LLMPRISM_TOKEN="" expect_usage_error "LLMPRISM_TOKEN is set but empty" serve "${udp[@]}"
 : >"$work/empty-token"

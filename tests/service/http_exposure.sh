@@ -6,7 +6,8 @@
 #   - query numbers: findings?since=1e300, limit=-1, limit=abc, since=nan -> 400 with a message;
 #   - the token from LLMPRISM_TOKEN (not on the command line): 401 without it, 200 with it, 401
 #     with a token differing in its last byte; a non-loopback --http without a token warns;
-#   - the database file (and its lock) created readable by the owner only (0600).
+#   - the database file (and its lock) created readable by the owner only (0600);
+#   - --exporter-allow: datagrams from other sources refused unread and counted.
 # Usage: http_exposure.sh LLMPRISM WORKDIR
 set -euo pipefail
 bin=$1 work=$2
@@ -88,12 +89,33 @@ pids=()
 
 rm -f "$work/ready.json"
 "$bin" serve --ipfix-udp 127.0.0.1:0 --http 0.0.0.0:0 --ready-file "$work/ready.json" \
-  2>"$work/serve3.log" &
+  --exporter-allow 127.0.0.2 2>"$work/serve3.log" &
 pids+=($!)
 wait_serve_ready "$work/ready.json" "$work/serve3.log"
 grep -q "warning: --http 0.0.0.0:0 is reachable from other machines and no token" \
   "$work/serve3.log" && check ok "non-loopback --http without a token: $(grep warning "$work/serve3.log")" ||
   check fail "no warning for --http 0.0.0.0 without a token: $(cat "$work/serve3.log")"
+
+# 5. The exporter allow-list: datagrams from 127.0.0.1 (not allowed) are refused and counted.
+$py - "$SERVE_UDP" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(3):
+    s.sendto(b"\x00\x0a\x00\x10" + b"\x00" * 12, ("127.0.0.1", int(sys.argv[1])))
+PY
+refused=""
+for _ in $(seq 50); do
+  refused=$(curl -s --max-time 5 "http://127.0.0.1:$SERVE_HTTP/api/v1/ingest" | $py -c \
+    'import json,sys; s=json.load(sys.stdin)["sources"][0]; print(s["datagrams_refused"], s["datagrams"], s["records"])')
+  [ "${refused%% *}" = 3 ] && break
+  sleep 0.1
+done
+[ "$refused" = "3 0 0" ] &&
+  check ok "--exporter-allow 127.0.0.2: 3 datagrams from 127.0.0.1 refused unread (refused, received, records: $refused)" ||
+  check fail "--exporter-allow 127.0.0.2: refused, received, records = $refused (expected 3 0 0)"
+curl -s --max-time 5 "http://127.0.0.1:$SERVE_HTTP/metrics" | grep -q '^llmprism_datagrams_refused_total{source="udp:127.0.0.1:[0-9]*"} 3$' &&
+  check ok "/metrics: llmprism_datagrams_refused_total 3" ||
+  check fail "/metrics has no llmprism_datagrams_refused_total 3"
 
 echo "http_exposure: $fails failure(s)"
 [ "$fails" -eq 0 ]

@@ -23,6 +23,7 @@
 
 #include "core/flow_record.h"
 #include "core/ip_addr.h"
+#include "core/ip_prefix.h"
 #include "core/name_table.h"
 #include "core/stats.h"
 #include "core/status.h"
@@ -40,6 +41,10 @@ struct UdpCollectorOptions {
   // Called on the draining thread with each datagram just before its records are decoded (e.g.
   // to read the export time the records are checked against).
   std::function<void(std::span<const uint8_t>)> on_datagram;
+  // Exporters whose datagrams are decoded; empty = any. Datagrams from other addresses are
+  // refused unread (counted: datagrams_refused()), so a stray or misconfigured exporter cannot
+  // reach the decoder, its template cache or the windows.
+  std::vector<IpPrefix> allowed_sources;
 };
 
 class UdpCollector {
@@ -62,6 +67,8 @@ class UdpCollector {
 
   uint64_t records() const { return decoder_ ? decoder_->records() : 0; }
   uint64_t datagrams_received() const { return received_.load(); }
+  // Datagrams from sources outside UdpCollectorOptions::allowed_sources (not in received).
+  uint64_t datagrams_refused() const { return refused_.load(); }
 
  private:
   struct Datagram {
@@ -77,6 +84,8 @@ class UdpCollector {
   uint16_t port_ = 0;
   size_t max_queued_ = 0;
   std::function<void(std::span<const uint8_t>)> on_datagram_;
+  std::vector<IpPrefix> allowed_;
+  std::atomic<uint64_t> refused_{0};
   FlowSink* sink_ = nullptr;
   PointTable* points_ = nullptr;
   std::unique_ptr<ExportDecoder> decoder_;
