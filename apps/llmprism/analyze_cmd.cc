@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,7 @@
 #include <fmt/format.h>
 
 #include "capture_options.h"
+#include "cli_checks.h"
 #include "counters_cmd.h"
 
 #include "analysis/analyze.h"
@@ -167,11 +169,18 @@ std::vector<WindowCut> CutWindows(const prism::flow::FlowTable& table, int64_t w
     int64_t k = (starts[lo] - t0) / window_ns;
     WindowCut cut;
     cut.start_ns = t0 + k * window_ns;
-    cut.end_ns = cut.start_ns + window_ns;
+    // Saturated: a window starting within a window of INT64_MAX would wrap to a negative end,
+    // take no record and never move on. Its end is then INT64_MAX, after every record.
+    cut.end_ns = cut.start_ns > std::numeric_limits<int64_t>::max() - window_ns
+                     ? std::numeric_limits<int64_t>::max()
+                     : cut.start_ns + window_ns;
     cut.lo = lo;
-    cut.hi = static_cast<size_t>(std::lower_bound(starts.begin() + static_cast<ptrdiff_t>(lo),
-                                                  starts.end(), cut.end_ns) -
-                                 starts.begin());
+    cut.hi = cut.end_ns == std::numeric_limits<int64_t>::max()
+                 ? n
+                 : static_cast<size_t>(
+                       std::lower_bound(starts.begin() + static_cast<ptrdiff_t>(lo), starts.end(),
+                                        cut.end_ns) -
+                       starts.begin());
     cuts.push_back(cut);
     lo = cut.hi;
   }
@@ -179,7 +188,9 @@ std::vector<WindowCut> CutWindows(const prism::flow::FlowTable& table, int64_t w
     WindowCut& last = cuts.back();
     WindowCut& prev = cuts[cuts.size() - 2];
     if (prev.end_ns == last.start_ns && starts[n - 1] - last.start_ns < window_ns / 10) {
-      prev.end_ns = starts[n - 1] + 1;
+      prev.end_ns = starts[n - 1] == std::numeric_limits<int64_t>::max()
+                        ? starts[n - 1]
+                        : starts[n - 1] + 1;
       prev.hi = last.hi;
       cuts.pop_back();
     }
@@ -444,16 +455,16 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
                   "Analysis window in seconds, aligned at the earliest record (a last window "
                   "shorter than a tenth of this joins the one before)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(cli_checks::kPositive);
   cmd->add_option("--report", args->report, "Write the report JSON here (docs/report-schema.md)");
   cmd->add_option("--k", args->k, "Diagnosis sigma multiplier")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(cli_checks::kPositive);
   cmd->add_option("--threads", args->threads,
                   "Threads for independent pairs, jobs and columns (0 = every core; the result "
                   "is the same for any count)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1024));
   cmd->add_flag("--timings", args->timings,
                 "Print per-stage records, CPU and wall seconds, rate and peak RSS to stderr "
                 "(docs/performance.md)");

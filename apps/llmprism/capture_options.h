@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli_checks.h"
 #include "pipeline/input_registry.h"
 
 struct CaptureCliArgs {
@@ -19,11 +20,11 @@ inline void AddCaptureOptions(CLI::App* cmd, CaptureCliArgs* args) {
   cmd->add_option("--flowlet-gap-us", args->flowlet_gap_us,
                   "Captures: idle gap in microseconds that ends a TCP/UDP flowlet")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli_checks::kNonNegative);
   cmd->add_option("--roce-idle-us", args->roce_idle_timeout_us,
                   "Captures: idle time in microseconds that closes an unfinished RoCE message")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli_checks::kNonNegative);
 }
 
 inline prism::pipeline::ReadOptions ToReadOptions(const CaptureCliArgs& args) {

@@ -11,6 +11,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli_checks.h"
+
 #include "eval/eval.h"
 
 namespace {
@@ -55,10 +57,10 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--time-slack-s", args->time_slack_s,
                   "Slack when matching a finding's time span to a fault's, in seconds")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli_checks::kNonNegative);
   cmd->add_option("--max-localized-gpus", args->max_localized_gpus,
                   "Most GPUs a straggler finding may name and still localise it (one TP group)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(cli_checks::kPositive);
   cmd->callback([args, exit_code] { *exit_code = RunEval(*args); });
 }

@@ -1,5 +1,7 @@
 // llmprism: black-box performance diagnosis of LLM training jobs from switch-level flow records.
 // Subcommands are registered by their own *_cmd.cc files; main only dispatches.
+#include <exception>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -26,6 +28,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
+  } catch (const std::exception& e) {
+    // Last resort: the subcommands report their errors themselves; anything that still escapes
+    // (a library throwing on an input nobody checked) is an error message and exit 2, not abort.
+    fmt::print(stderr, "llmprism: error: {}\n", e.what());
+    return 2;
   }
   return exit_code;
 }

@@ -12,9 +12,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -22,6 +24,8 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include "cli_checks.h"
 
 #include "core/ip_addr.h"
 #include "core/name_table.h"
@@ -163,6 +167,18 @@ class UdpSender : public prism::FlowSink {
   std::chrono::steady_clock::time_point start_;
 };
 
+// A decimal number of at most `max`, every character a digit (std::stoi would take "12abc" and
+// throw on "abc").
+std::optional<unsigned long> ParseUnsigned(const std::string& s, unsigned long max) {
+  if (s.empty() || s.size() > 10 ||
+      !std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+    return std::nullopt;
+  }
+  const unsigned long v = std::stoul(s);
+  if (v > max) return std::nullopt;
+  return v;
+}
+
 int RunReplay(const ReplayArgs& args) {
   auto fail = [](const std::string& m) {
     fmt::print(stderr, "llmprism replay: {}\n", m);
@@ -173,20 +189,28 @@ int RunReplay(const ReplayArgs& args) {
     const size_t slash = c.find('/');
     auto ip = prism::IpAddr::Parse(c.substr(0, slash));
     if (!ip) return fail(fmt::format("--cidr {}: bad address", c));
-    Prefix p{*ip, ip->is_v4() ? 128 : 128};
+    Prefix p{*ip, 128};
     if (slash != std::string::npos) {
-      const int len = std::stoi(c.substr(slash + 1));
-      p.bits = ip->is_v4() ? 96 + len : len;
+      const int max_len = ip->is_v4() ? 32 : 128;
+      auto len = ParseUnsigned(c.substr(slash + 1), max_len);
+      if (!len) {
+        return fail(fmt::format("--cidr {}: the prefix length must be 0-{}", c, max_len));
+      }
+      p.bits = ip->is_v4() ? 96 + static_cast<int>(*len) : static_cast<int>(*len);
     }
     prefixes.push_back(p);
   }
   const size_t colon = args.to.rfind(':');
-  if (colon == std::string::npos) return fail("--to: expected IPv4ADDR:PORT");
+  const auto port =
+      colon == std::string::npos ? std::nullopt : ParseUnsigned(args.to.substr(colon + 1), 65535);
+  if (!port || *port == 0) {
+    return fail(fmt::format("--to {}: expected IPv4ADDR:PORT with a port of 1-65535", args.to));
+  }
   sockaddr_in to{};
   to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(std::stoi(args.to.substr(colon + 1))));
+  to.sin_port = htons(static_cast<uint16_t>(*port));
   if (inet_pton(AF_INET, args.to.substr(0, colon).c_str(), &to.sin_addr) != 1) {
-    return fail("--to: expected IPv4ADDR:PORT");
+    return fail(fmt::format("--to {}: expected IPv4ADDR:PORT", args.to));
   }
   const int fd = socket(AF_INET, SOCK_DGRAM, 0);
   if (fd < 0) return fail("socket failed");
@@ -241,17 +265,17 @@ void RegisterReplayCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("input", args->input, "IPFIX file or flow CSV")->required();
   cmd->add_option("--to", args->to, "Destination IPv4ADDR:PORT")->required();
   cmd->add_option("--rate", args->rate, "Records per second (0 = as fast as possible)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(cli_checks::kNonNegative);
   cmd->add_option("--records-per-datagram", args->per_datagram, "Records per IPFIX message")
       ->capture_default_str()->check(CLI::Range(1, 1000));
   cmd->add_option("--cidr", args->cidrs,
                   "Keep only records whose source and destination are in one of these prefixes");
   cmd->add_option("--loop", args->loops, "Send the file this many times, shifted in time")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(cli_checks::kPositive);
   cmd->add_option("--repeat", args->repeat,
                   "With --preload: send the encoded datagrams this many times, each time shifted "
                   "later by their whole time span (offered load beyond what encoding allows)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(cli_checks::kPositive);
   cmd->add_flag("--preload", args->preload,
                 "Encode every datagram before sending any (to measure the receiver, not the encoder)");
   cmd->callback([args, exit_code] { *exit_code = RunReplay(*args); });

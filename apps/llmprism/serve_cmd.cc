@@ -7,8 +7,12 @@
 // tests that ask for port 0).
 #include <signal.h>
 
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -21,12 +25,15 @@
 #include <fmt/ranges.h>
 
 #include "capture_options.h"
+#include "cli_checks.h"
+#include "service/memory_plan.h"
 #include "service/service.h"
 
 namespace {
 
 struct ServeArgs {
   std::vector<std::string> udp;
+  std::vector<std::string> exporters;  // --exporter-allow prefixes
   std::vector<std::string> watch;
   std::vector<std::string> capture;
   std::string capture_filter;
@@ -37,15 +44,25 @@ struct ServeArgs {
   std::string db;
   std::string topology;
   std::string token;
+  bool token_given = false;  // --token on the command line, even empty
   std::string token_file;
+  int http_threads = 8;
+  int http_max_connections = 64;
+  double http_idle_s = 5, http_request_s = 10;
   std::string ready_file;
   double k = 3;
   int threads = 0;
-  size_t max_buffer_records = 4'000'000;
+  std::string memory_limit;  // empty: half of what is available (service/memory_plan.h)
+  double max_record_s = 3600;
   size_t queue_records = 1'000'000;
   size_t udp_queue_datagrams = 4096;
   CaptureCliArgs capture_flows;  // --capture and watched pcaps: flowlet gap, RoCE idle timeout
 };
+
+// 127.0.0.0/8, ::1 and "localhost": the addresses only this machine reaches.
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
 
 int RunServe(const ServeArgs& args) {
   auto fail = [](const std::string& m) {
@@ -60,6 +77,11 @@ int RunServe(const ServeArgs& args) {
   }
   prism::service::ServiceOptions o;
   o.udp = args.udp;
+  for (const std::string& e : args.exporters) {
+    auto p = prism::IpPrefix::Parse(e);
+    if (!p) return fail(fmt::format("--exporter-allow {}: expected ADDR or ADDR/LEN", e));
+    o.udp_allowed_sources.push_back(*p);
+  }
   o.watch = args.watch;
   o.capture = args.capture;
   o.capture_filter = args.capture_filter;
@@ -68,17 +90,58 @@ int RunServe(const ServeArgs& args) {
   o.http = args.http;
   o.db = args.db;
   o.topology_path = args.topology;
-  o.token = args.token;
+  // The token: --token-file, else --token, else $LLMPRISM_TOKEN. An empty one is refused
+  // wherever it comes from: it would turn authentication off without anyone meaning it.
+  const char* env_token = std::getenv("LLMPRISM_TOKEN");
   if (!args.token_file.empty()) {
     std::ifstream in(args.token_file);
-    if (!in || !std::getline(in, o.token) || o.token.empty()) {
-      return fail(fmt::format("--token-file {}: cannot read a token", args.token_file));
+    if (!in) {
+      return fail(fmt::format("--token-file {}: cannot read it ({})", args.token_file,
+                              std::strerror(errno)));
+    }
+    std::getline(in, o.token);
+    while (!o.token.empty() && std::isspace(static_cast<unsigned char>(o.token.back()))) {
+      o.token.pop_back();
+    }
+    if (o.token.empty()) {
+      return fail(fmt::format("--token-file {}: the first line is empty", args.token_file));
+    }
+  } else if (args.token_given) {
+    if (args.token.empty()) {
+      return fail("--token is empty: give a token, or leave --token out to serve without "
+                  "authentication");
+    }
+    o.token = args.token;
+    fmt::print(stderr,
+               "llmprism serve: warning: --token on the command line is visible to every user "
+               "of this machine (ps); prefer --token-file or LLMPRISM_TOKEN\n");
+  } else if (env_token != nullptr) {
+    o.token = env_token;
+    if (o.token.empty()) {
+      return fail("LLMPRISM_TOKEN is set but empty: unset it to serve without authentication");
     }
   }
+  if (auto hp = prism::service::ParseHostPort(args.http, "--http"); !hp) {
+    return fail(hp.error().message);
+  } else if (o.token.empty() && !IsLoopback(hp->first)) {
+    fmt::print(stderr,
+               "llmprism serve: warning: --http {} is reachable from other machines and no token "
+               "is set: anyone who can connect reads the API (give --token-file)\n",
+               args.http);
+  }
+  o.http_limits.threads = args.http_threads;
+  o.http_limits.max_connections = args.http_max_connections;
+  o.http_limits.idle_timeout_ms = std::llround(args.http_idle_s * 1e3);
+  o.http_limits.request_timeout_ms = std::llround(args.http_request_s * 1e3);
   o.buffer.window_ns = std::llround(args.window_s * 1e9);
   o.buffer.step_ns = std::llround(args.step_s * 1e9);
   o.buffer.reorder_ns = std::llround(args.reorder_s * 1e9);
-  o.buffer.max_records = args.max_buffer_records;
+  if (!args.memory_limit.empty()) {
+    auto bytes = prism::service::ParseByteSize(args.memory_limit);
+    if (!bytes) return fail("--memory-limit: " + bytes.error().message);
+    o.memory_limit_bytes = *bytes;
+  }
+  o.plausibility.max_record_ns = std::llround(args.max_record_s * 1e9);
   if (o.buffer.step_ns <= 0 || o.buffer.window_ns % o.buffer.step_ns != 0) {
     return fail("--window must be a whole multiple of --step");
   }
@@ -93,6 +156,17 @@ int RunServe(const ServeArgs& args) {
   o.tracker.window.analysis.threads =
       args.threads > 0 ? args.threads
                        : std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
+
+  // The ready file's directory is checked before anything binds: a typo there must not leave a
+  // service running that its caller will never learn the ports of.
+  const std::string ready_tmp = args.ready_file.empty() ? "" : args.ready_file + ".tmp";
+  if (!ready_tmp.empty()) {
+    std::ofstream probe(ready_tmp, std::ios::trunc);
+    if (!probe) {
+      return fail(fmt::format("--ready-file {}: cannot write {} ({})", args.ready_file,
+                              ready_tmp, std::strerror(errno)));
+    }
+  }
 
   // Signals are taken by sigwait below: block them before any thread starts so none gets them.
   sigset_t set;
@@ -110,14 +184,18 @@ int RunServe(const ServeArgs& args) {
     fmt::print(stderr, "llmprism serve: capturing on {}{}\n", fmt::join(o.capture, ", "),
                o.capture_filter.empty() ? "" : " (filter '" + o.capture_filter + "')");
   }
-  if (!args.ready_file.empty()) {
-    const std::string tmp = args.ready_file + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::trunc);
-      out << fmt::format("{{\"http\": {}, \"udp\": [{}]}}\n", (*service)->http_port(),
-                         fmt::join(ports, ", "));
+  if (!ready_tmp.empty()) {
+    std::ofstream out(ready_tmp, std::ios::trunc);
+    out << fmt::format("{{\"http\": {}, \"udp\": [{}]}}\n", (*service)->http_port(),
+                       fmt::join(ports, ", "));
+    out.close();
+    std::error_code ec;
+    if (out.fail()) ec = std::error_code(errno, std::generic_category());
+    if (!ec) std::filesystem::rename(ready_tmp, args.ready_file, ec);
+    if (ec) {
+      (*service)->Stop();
+      return fail(fmt::format("--ready-file {}: {}", args.ready_file, ec.message()));
     }
-    std::filesystem::rename(tmp, args.ready_file);
   }
   int sig = 0;
   sigwait(&set, &sig);
@@ -136,6 +214,10 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                "Prometheus /metrics, durable state (docs/api.md)");
   cmd->add_option("--ipfix-udp", args->udp,
                   "Collect IPFIX / NetFlow v9 on this UDP ADDR:PORT (repeatable; port 0 = any)");
+  cmd->add_option("--exporter-allow", args->exporters,
+                  "Take IPFIX / NetFlow v9 datagrams only from this source ADDR or ADDR/LEN "
+                  "(repeatable; default any); others are refused unread and counted "
+                  "(collector_source_refused)");
   cmd->add_option("--watch", args->watch,
                   "Read flow files (IPFIX, flow CSV, pcap) dropped into this directory, then move "
                   "them to DIR/done/ (repeatable; names starting with '.' are ignored)");
@@ -152,38 +234,75 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                   "Kernel capture buffer per interface, MB")
       ->capture_default_str()->check(CLI::Range(1, 1024));
   cmd->add_option("--window", args->window_s, "Analysis window in seconds")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(cli_checks::kPositive);
   cmd->add_option("--step", args->step_s, "Seconds between analyses (the window slides by this)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(cli_checks::kPositive);
   cmd->add_option("--reorder", args->reorder_s,
                   "Seconds a record may arrive late (by its end time) and still join its window")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(cli_checks::kNonNegative);
   cmd->add_option("--idle-flush", args->idle_flush_s,
                   "Seconds without new records after which the open windows are analysed")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(cli_checks::kPositive);
   cmd->add_option("--history", args->history_s,
                   "Seconds of per-GPU timelines kept in memory for /api/v1/gpus/{ip}/timeline")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(cli_checks::kPositive);
   cmd->add_option("--http", args->http, "Serve the API, /metrics and the dashboard on ADDR:PORT")
       ->capture_default_str();
   cmd->add_option("--db", args->db, "SQLite database for durable state (jobs, steps, findings)");
   cmd->add_option("--topology", args->topology, "Topology CSV: ip,host,gpu,leaf[,kind]");
-  cmd->add_option("--token", args->token, "Require 'Authorization: Bearer TOKEN' on the API");
-  cmd->add_option("--token-file", args->token_file, "Read the bearer token from this file");
-  cmd->add_option("--k", args->k, "Diagnosis sigma multiplier")->capture_default_str();
+  CLI::Option* token = cmd->add_option(
+      "--token", args->token,
+      "Require 'Authorization: Bearer TOKEN' on the API (visible in ps: prefer --token-file or "
+      "the LLMPRISM_TOKEN environment variable; an empty token is refused)");
+  cmd->add_option("--token-file", args->token_file,
+                  "Read the bearer token from the first line of this file");
+  cmd->add_option("--http-threads", args->http_threads,
+                  "HTTP workers, each serving one connection at a time")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--http-max-connections", args->http_max_connections,
+                  "HTTP connections served or waiting at once; beyond, 503 at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--http-idle-s", args->http_idle_s,
+                  "Seconds an HTTP connection may stay idle before (or between keep-alive) "
+                  "requests; an idle one also gives its worker up to a waiting connection")
+      ->capture_default_str()
+      ->check(cli_checks::FiniteIn(0.05, 3600, false, "0.05 to 3600 seconds"));
+  cmd->add_option("--http-request-s", args->http_request_s,
+                  "Seconds a client has to send a whole request (slow clients are cut off)")
+      ->capture_default_str()
+      ->check(cli_checks::FiniteIn(0.05, 3600, false, "0.05 to 3600 seconds"));
+  cmd->add_option("--k", args->k, "Diagnosis sigma multiplier")
+      ->capture_default_str()
+      ->check(cli_checks::kPositive);
   cmd->add_option("--threads", args->threads, "Analysis threads (0 = half the cores)")
-      ->capture_default_str();
-  cmd->add_option("--max-buffer-records", args->max_buffer_records,
-                  "Records the window buffer may hold (~80 bytes each); beyond, dropped and counted")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("--memory-limit", args->memory_limit,
+                  "Memory budget, e.g. 8G or 512M (default: half of MemAvailable, or of the "
+                  "cgroup's limit minus its usage when lower, at start). The window buffer and "
+                  "the analysis of a window are sized from it; when the record rate outgrows it, "
+                  "windows get shorter (stated in the log, /api/v1/health and each window's "
+                  "report) rather than records being dropped (docs/api.md, Memory)");
+  cmd->add_option("--max-record-s", args->max_record_s,
+                  "A record lasting longer than this is implausible (counted as "
+                  "implausible_time, not analysed); so is one ending more than 600 s before, or "
+                  "60 s after, the export time of its IPFIX message / NetFlow v9 packet")
+      ->capture_default_str()->check(cli_checks::kPositive);
   cmd->add_option("--queue-records", args->queue_records,
                   "Records that may wait between ingest and windowing; beyond, UDP batches are "
                   "dropped and counted")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{100'000'000}));
   cmd->add_option("--udp-queue-datagrams", args->udp_queue_datagrams,
                   "Datagrams each UDP collector may queue before decoding")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
   cmd->add_option("--ready-file", args->ready_file,
                   "Write {\"http\": PORT, \"udp\": [PORTS]} here once listening");
-  cmd->callback([args, exit_code] { *exit_code = RunServe(*args); });
+  cmd->callback([args, exit_code, token] {
+    args->token_given = token->count() > 0;
+    *exit_code = RunServe(*args);
+  });
 }

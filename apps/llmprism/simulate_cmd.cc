@@ -16,6 +16,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli_checks.h"
+
 #include "core/name_table.h"
 #include "core/status.h"
 #include "counters/port_counters.h"
@@ -254,14 +256,14 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--poll", args->poll_s, "Counters: poll interval in seconds")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(cli_checks::kPositive);
   cmd->add_option("--refresh", args->refresh_s,
                   "Counters: the switch's counter refresh period in seconds (0: exact)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli_checks::kNonNegative);
   cmd->add_option("--poll-jitter", args->poll_jitter, "Counters: relative sigma of poll intervals")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli_checks::kNonNegative);
   cmd->add_option("--duration", args->duration_s, "Override the scenario's duration (seconds)");
   cmd->callback([args, exit_code] { *exit_code = Run(*args); });
 }

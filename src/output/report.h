@@ -104,6 +104,12 @@ struct ReportWindow {
   uint64_t records = 0;
   size_t jobs = 0;
   size_t findings = 0;
+  // serve only (empty / 0 for analyze): records lost before analysis while this window's data
+  // arrived, by reason (an incomplete window); the configured start when the window was cut
+  // shorter by the memory budget; why the window could not be analysed at all.
+  std::map<std::string, uint64_t> records_lost;
+  int64_t nominal_start_ns = 0;
+  std::string failed;
 };
 
 struct ReportSource {

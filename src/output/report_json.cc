@@ -160,13 +160,21 @@ json BuildReportJson(const Report& report, const ReportJsonOptions& options) {
 
   json windows = json::array();
   for (const auto& w : report.windows) {
-    windows.push_back({{"start_ns", w.start_ns},
-                       {"end_ns", w.end_ns},
-                       {"records", w.records},
-                       {"records_start_ns", w.records_start_ns},
-                       {"records_end_ns", w.records_end_ns},
-                       {"jobs", w.jobs},
-                       {"findings", w.findings}});
+    json jw = {{"start_ns", w.start_ns},
+               {"end_ns", w.end_ns},
+               {"records", w.records},
+               {"records_start_ns", w.records_start_ns},
+               {"records_end_ns", w.records_end_ns},
+               {"jobs", w.jobs},
+               {"findings", w.findings}};
+    // Only when a window was incomplete, cut short or not analysed (serve), so the reports of
+    // `analyze` stay as they were.
+    if (!w.records_lost.empty()) jw["records_lost"] = w.records_lost;
+    if (w.nominal_start_ns != 0 && w.nominal_start_ns != w.start_ns) {
+      jw["nominal_start_ns"] = w.nominal_start_ns;
+    }
+    if (!w.failed.empty()) jw["failed"] = w.failed;
+    windows.push_back(std::move(jw));
   }
   doc["windows"] = std::move(windows);
 

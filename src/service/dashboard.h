@@ -24,10 +24,14 @@ inline constexpr std::string_view kDashboardHtml = R"html(<!doctype html>
 #live-status { font: 13px system-ui, sans-serif; padding: 6px 12px; background: #f4f6f8;
   border-bottom: 1px solid #d0d7de; position: sticky; top: 0; z-index: 10; }
 #live-status.stale { background: #fff4e5; }
+#live-alert { display: none; font: 13px system-ui, sans-serif; padding: 8px 12px;
+  background: #ffebe9; color: #82071e; border-bottom: 1px solid #ff8182; }
+#live-alert.on { display: block; }
 </style>
 </head>
 <body>
 <div id="live-status">connecting…</div>
+<div id="live-alert" role="alert"></div>
 <div id="app"><p>Waiting for the first analysis window…</p></div>
 <script type="application/json" id="prism-data">{}</script>
 <script src="/assets/uPlot.js"></script>
@@ -66,14 +70,24 @@ inline constexpr std::string_view kDashboardJs = R"js(// live.js: keeps the llmp
 
   async function tick() {
     try {
-      const [d, i] = await Promise.all([fetch('/api/v1/dashboard', {headers}),
-                                        fetch('/api/v1/ingest', {headers})]);
-      if (!d.ok || !i.ok) throw new Error('HTTP ' + (d.ok ? i.status : d.status));
-      const doc = await d.json(), ing = await i.json();
-      let records = 0, dropped = 0;
-      for (const s of ing.sources) {
-        records += s.records;
-        dropped += s.dropped.queue_full + s.dropped.late + s.dropped.buffer_full;
+      const [d, i, h] = await Promise.all([fetch('/api/v1/dashboard', {headers}),
+                                           fetch('/api/v1/ingest', {headers}),
+                                           fetch('/api/v1/health', {headers})]);
+      if (!d.ok || !i.ok || !h.ok) throw new Error('HTTP ' + (!d.ok ? d.status : !i.ok ? i.status : h.status));
+      const doc = await d.json(), ing = await i.json(), health = await h.json();
+      let records = 0;
+      for (const s of ing.sources) records += s.records;
+      const dropped = health.loss.total;
+      // Loss, windows cut short or not analysed, a store that cannot write: a banner, not a
+      // footnote (the reasons and counts come from /api/v1/health).
+      const alert = document.getElementById('live-alert');
+      if (health.status !== 'ok') {
+        alert.className = 'on';
+        alert.textContent = 'Degraded: ' + health.reasons.join(' · ') +
+          (health.incomplete_windows ? ' · ' + health.incomplete_windows + ' incomplete window(s)' : '');
+      } else {
+        alert.className = '';
+        alert.textContent = '';
       }
       status.className = '';
       status.textContent = 'live · window ' + t(doc.window_start_ns) + ' – ' + t(doc.window_end_ns) +

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <string_view>
 #include <cstring>
@@ -18,6 +20,8 @@
 #include "output/report_json.h"
 #include "service/api_json.h"
 #include "service/dashboard.h"
+#include "service/loss_tally.h"
+#include "service/window_loss.h"
 
 namespace prism::service {
 
@@ -40,19 +44,15 @@ void SendError(httplib::Response& res, int status, const std::string& message) {
   SendJson(res, json{{"error", message}}, status);
 }
 
-// Times in query parameters: integer Unix ns, or seconds with a fraction ("1700000000.5").
-std::optional<int64_t> ParseTime(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  if (s.find('.') == std::string::npos && s.find('e') == std::string::npos) {
-    long long v = std::strtoll(s.c_str(), &end, 10);
-    if (*end != '\0') return std::nullopt;
-    // Small values are seconds (anything before 1973 in ns is below 1e17).
-    return std::llabs(v) < 100'000'000'000LL ? static_cast<int64_t>(v) * 1'000'000'000 : v;
+// A positive count (limit=): digits only, at most 1e9 ("-1" must not wrap to "unlimited").
+std::optional<size_t> ParseCount(const std::string& s) {
+  if (s.empty() || s.size() > 10 ||
+      !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
   }
-  double d = std::strtod(s.c_str(), &end);
-  if (*end != '\0') return std::nullopt;
-  return static_cast<int64_t>(d * 1e9);
+  const unsigned long long v = std::strtoull(s.c_str(), nullptr, 10);
+  if (v == 0 || v > 1'000'000'000ULL) return std::nullopt;
+  return static_cast<size_t>(v);
 }
 
 std::string Escape(const std::string& v) {  // Prometheus label value
@@ -82,13 +82,15 @@ json IngestJson(const ApiContext& ctx) {
            {"accepted", s->accepted.load()},
            {"dropped", {{"queue_full", s->dropped_queue_full.load()},
                         {"late", s->dropped_late.load()},
-                        {"buffer_full", s->dropped_buffer_full.load()}}},
+                        {"buffer_full", s->dropped_buffer_full.load()},
+                        {"implausible_time", s->dropped_implausible.load()}}},
            {"bad", st.SkippedTotal() - st.Get(Stat::collector_datagrams_dropped)},
            {"counters", counters},
            {"last_record_wall_ns", s->last_record_wall_ns.load()}};
     if (s->kind == "ipfix-udp") {
       o["port"] = s->udp_port;
       o["datagrams"] = s->datagrams.load();
+      o["datagrams_refused"] = s->datagrams_refused.load();
       o["datagrams_dropped"] = st.Get(Stat::collector_datagrams_dropped);
       o["socket_drops"] = UdpSocketDrops(s->udp_port);
     } else if (s->kind == "capture") {
@@ -108,37 +110,131 @@ json IngestJson(const ApiContext& ctx) {
               {"max_event_ns", p.max_event_ns.load()},
               {"next_window_end_ns", p.next_window_end_ns.load()},
               {"windows_skipped", p.windows_skipped.load()},
-              {"store_errors", p.store_errors.load()}};
+              {"store_errors", p.store_errors.load()},
+              {"buffer_bytes", p.buffer_bytes.load()},
+              {"records_held", p.records_held.load()},
+              {"records_lost", TallyLoss(ctx.sources, p).records}};
 }
 
 }  // namespace
 
-uint64_t UdpSocketDrops(uint16_t port) {
-  if (port == 0) return 0;
-  uint64_t total = 0;
-  for (const char* path : {"/proc/net/udp", "/proc/net/udp6"}) {
-    std::FILE* f = std::fopen(path, "r");
-    if (f == nullptr) continue;
-    char line[512];
-    std::fgets(line, sizeof line, f);  // header
-    while (std::fgets(line, sizeof line, f) != nullptr) {
-      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
-      // ref pointer drops
-      char local[64];
-      if (std::sscanf(line, "%*s %63s", local) != 1) continue;
-      const char* colon = std::strrchr(local, ':');
-      if (colon == nullptr || std::strtoul(colon + 1, nullptr, 16) != port) continue;
-      // drops is the last field (lines may end in spaces)
-      std::string_view v(line);
-      while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
-      const size_t sp = v.find_last_of(" \t");
-      if (sp != std::string_view::npos) {
-        total += std::strtoull(std::string(v.substr(sp + 1)).c_str(), nullptr, 10);
-      }
-    }
-    std::fclose(f);
+std::optional<int64_t> ParseApiTime(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  // Seconds that still fit int64 once in ns (up to year 2262).
+  constexpr double kMaxSeconds = 9.2e9;
+  char* end = nullptr;
+  if (s.find_first_of(".eE") == std::string::npos) {
+    errno = 0;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (*end != '\0' || errno == ERANGE) return std::nullopt;
+    // Small values are seconds (anything before 1973 in ns is below 1e17).
+    if (std::llabs(v) >= 100'000'000'000LL) return v;
+    if (std::fabs(static_cast<double>(v)) > kMaxSeconds) return std::nullopt;
+    return static_cast<int64_t>(v) * 1'000'000'000;
   }
-  return total;
+  const double d = std::strtod(s.c_str(), &end);
+  if (*end != '\0' || !std::isfinite(d) || std::fabs(d) > kMaxSeconds) return std::nullopt;
+  return static_cast<int64_t>(std::llround(d * 1e9));
+}
+
+bool TokenMatches(std::string_view header, std::string_view token) {
+  constexpr std::string_view kPrefix = "Bearer ";
+  // Every byte of the expected value is compared whatever the header holds; only the lengths
+  // (not secret: the header's is the client's own) decide early.
+  const size_t expected = kPrefix.size() + token.size();
+  unsigned diff = header.size() == expected ? 0u : 1u;
+  for (size_t i = 0; i < expected; ++i) {
+    const char want = i < kPrefix.size() ? kPrefix[i] : token[i - kPrefix.size()];
+    const char got = i < header.size() ? header[i] : 0;
+    diff |= static_cast<unsigned char>(want ^ got);
+  }
+  return diff == 0;
+}
+
+json HealthJson(const ApiContext& ctx, int64_t now_wall_ns) {
+  auto s = ctx.snapshots->Get();
+  const PipelineCounters& p = *ctx.pipeline;
+  const LossTally loss = TallyLoss(ctx.sources, p);
+  auto recent = [&](int64_t wall_ns) {
+    return wall_ns != 0 && now_wall_ns - wall_ns < kDegradedHoldNs;
+  };
+  json reasons = json::array();
+  if (loss.Total() > 0 && recent(p.last_loss_wall_ns.load())) {
+    std::string by;
+    for (const auto& [reason, n] : loss.records) {
+      if (n > 0) by += fmt::format("{}{} {}", by.empty() ? "" : ", ", reason, n);
+    }
+    reasons.push_back(fmt::format("telemetry lost: {} records dropped before analysis ({})",
+                                  loss.Total(), by));
+  }
+  if (recent(p.last_shortened_wall_ns.load())) {
+    reasons.push_back(fmt::format(
+        "memory: {} windows cut shorter than {:.0f} s to fit --memory-limit ({:.0f} MB)",
+        p.windows_shortened.load(), static_cast<double>(ctx.window_ns) / 1e9,
+        static_cast<double>(p.memory_limit_bytes.load()) / 1e6));
+  }
+  if (recent(p.last_failed_wall_ns.load())) {
+    reasons.push_back(fmt::format("analysis: {} windows not analysed (out of memory)",
+                                  p.windows_failed.load()));
+  }
+  if (ctx.has_store && !p.store_ok.load()) {
+    reasons.push_back(fmt::format(
+        "store: cannot write the database: {}; {} findings, {} jobs and {} steps not yet saved "
+        "(retried)",
+        p.GetStoreError(), p.unsaved_findings.load(), p.unsaved_jobs.load(),
+        p.unsaved_steps.load()));
+  }
+  json lost = loss.records;
+  json incomplete = json::array();
+  for (const IncompleteWindow& w : s->recent_incomplete) {
+    json j{{"start_ns", w.start_ns}, {"end_ns", w.end_ns}, {"records", w.records}};
+    json l = json::object();
+    for (const auto& [reason, n] : w.lost) {
+      if (n > 0) l[reason] = n;
+    }
+    if (!l.empty()) j["records_lost"] = l;
+    if (w.nominal_start_ns != w.start_ns) j["nominal_start_ns"] = w.nominal_start_ns;
+    if (!w.failed.empty()) j["failed"] = w.failed;
+    incomplete.push_back(std::move(j));
+  }
+  json out{{"status", reasons.empty() ? "ok" : "degraded"},
+           {"reasons", reasons},
+           {"uptime_s", static_cast<double>(now_wall_ns - p.started_wall_ns) / 1e9},
+           {"snapshot_version", s->version},
+           {"windows_analysed", s->windows_analysed},
+           {"window_start_ns", s->window_start_ns},
+           {"window_end_ns", s->window_end_ns},
+           {"window_s", static_cast<double>(ctx.window_ns) / 1e9},
+           {"step_s", static_cast<double>(ctx.step_ns) / 1e9},
+           {"jobs", s->jobs.size()},
+           {"findings", s->findings.size()},
+           {"loss", {{"records", lost},
+                     {"total", loss.Total()},
+                     {"ingested", loss.ingested},
+                     {"accepted", loss.accepted},
+                     {"socket_datagrams", loss.socket_datagrams},
+                     {"collector_queue_datagrams", loss.collector_datagrams},
+                     {"last_wall_ns", p.last_loss_wall_ns.load()}}},
+           {"memory", {{"limit_bytes", p.memory_limit_bytes.load()},
+                       {"buffer_bytes", p.buffer_bytes.load()},
+                       {"buffer_limit_bytes", p.buffer_limit_bytes.load()},
+                       {"window_record_limit", p.window_record_limit.load()},
+                       {"windows_shortened", p.windows_shortened.load()}}},
+           {"windows_failed", p.windows_failed.load()},
+           {"windows_skipped", p.windows_skipped.load()},
+           {"incomplete_windows", s->incomplete_windows},
+           {"recent_incomplete_windows", incomplete}};
+  const int64_t a0 = p.analysing_start_ns.load(), a1 = p.analysing_end_ns.load();
+  out["analysing"] = a1 == 0 ? json(nullptr) : json{{"start_ns", a0}, {"end_ns", a1}};
+  if (ctx.has_store) {
+    out["store"] = {{"ok", p.store_ok.load()},
+                    {"error", p.GetStoreError()},
+                    {"unsaved_findings", p.unsaved_findings.load()},
+                    {"unsaved_jobs", p.unsaved_jobs.load()},
+                    {"unsaved_steps", p.unsaved_steps.load()},
+                    {"errors", p.store_errors.load()}};
+  }
+  return out;
 }
 
 std::string RenderMetrics(const ApiContext& ctx) {
@@ -155,7 +251,8 @@ std::string RenderMetrics(const ApiContext& ctx) {
   }
   head("llmprism_records_dropped_total", "counter",
        "Flow records dropped: queue_full (ingest faster than windowing), late (older than every "
-       "open window), buffer_full (window buffer at its bound).");
+       "open window), buffer_full (the memory budget could not hold them), implausible_time "
+       "(times far from their export time or the stream's clock).");
   for (const SourceCounters* s : ctx.sources) {
     const std::string src = Escape(s->name);
     o += fmt::format("llmprism_records_dropped_total{{source=\"{}\",reason=\"queue_full\"}} {}\n",
@@ -164,6 +261,57 @@ std::string RenderMetrics(const ApiContext& ctx) {
                      s->dropped_late.load());
     o += fmt::format("llmprism_records_dropped_total{{source=\"{}\",reason=\"buffer_full\"}} {}\n",
                      src, s->dropped_buffer_full.load());
+    o += fmt::format(
+        "llmprism_records_dropped_total{{source=\"{}\",reason=\"implausible_time\"}} {}\n", src,
+        s->dropped_implausible.load());
+  }
+  head("llmprism_records_lost_total", "counter",
+       "Every record lost before analysis, all sources, by reason: socket and collector_queue "
+       "are datagrams converted at the source's records per datagram.");
+  const PipelineCounters& pc = *ctx.pipeline;
+  const LossTally loss = TallyLoss(ctx.sources, pc);
+  for (const auto& [reason, n] : loss.records) {
+    o += fmt::format("llmprism_records_lost_total{{reason=\"{}\"}} {}\n", reason, n);
+  }
+  head("llmprism_health_degraded", "gauge",
+       "1 while /api/v1/health says degraded (recent loss, shortened or failed windows, store "
+       "errors), else 0.");
+  o += fmt::format("llmprism_health_degraded {}\n",
+                   HealthJson(ctx, WallNs())["status"] == "ok" ? 0 : 1);
+  head("llmprism_memory_limit_bytes", "gauge", "The memory budget (--memory-limit).");
+  o += fmt::format("llmprism_memory_limit_bytes {}\n", pc.memory_limit_bytes.load());
+  head("llmprism_buffer_bytes", "gauge",
+       "Bytes of every buffered record segment (window buffer and windows in analysis).");
+  o += fmt::format("llmprism_buffer_bytes {}\n", pc.buffer_bytes.load());
+  head("llmprism_windows_shortened_total", "counter",
+       "Windows cut shorter than --window to fit the memory budget.");
+  o += fmt::format("llmprism_windows_shortened_total {}\n", pc.windows_shortened.load());
+  head("llmprism_windows_failed_total", "counter",
+       "Windows that could not be analysed (out of memory); the service went on.");
+  o += fmt::format("llmprism_windows_failed_total {}\n", pc.windows_failed.load());
+  if (ctx.has_store) {
+    head("llmprism_store_ok", "gauge", "1 when the last database write succeeded.");
+    o += fmt::format("llmprism_store_ok {}\n", pc.store_ok.load() ? 1 : 0);
+  }
+  if (ctx.http != nullptr) {
+    const HttpCounters& h = *ctx.http;
+    head("llmprism_http_connections_open", "gauge",
+         "HTTP connections being served or waiting for a worker (at most --http-max-connections).");
+    o += fmt::format("llmprism_http_connections_open {}\n", h.open.load());
+    head("llmprism_http_connections_total", "counter",
+         "HTTP connections accepted (served) or refused with 503 (over --http-max-connections).");
+    o += fmt::format("llmprism_http_connections_total{{outcome=\"accepted\"}} {}\n",
+                     h.accepted.load());
+    o += fmt::format("llmprism_http_connections_total{{outcome=\"refused\"}} {}\n",
+                     h.refused.load());
+    head("llmprism_http_connections_closed_total", "counter",
+         "HTTP connections closed by the server: idle (no request within --http-idle-s, or "
+         "yielding its worker to a waiting connection) or slow (a request not whole within "
+         "--http-request-s).");
+    o += fmt::format("llmprism_http_connections_closed_total{{reason=\"idle\"}} {}\n",
+                     h.idle_closed.load());
+    o += fmt::format("llmprism_http_connections_closed_total{{reason=\"slow\"}} {}\n",
+                     h.slow_closed.load());
   }
   head("llmprism_records_bad_total", "counter",
        "Input records, sets or messages skipped as malformed (sum of the data-loss counters).");
@@ -189,6 +337,13 @@ std::string RenderMetrics(const ApiContext& ctx) {
     if (s->kind != "ipfix-udp") continue;
     o += fmt::format("llmprism_datagrams_received_total{{source=\"{}\"}} {}\n", Escape(s->name),
                      s->datagrams.load());
+  }
+  head("llmprism_datagrams_refused_total", "counter",
+       "UDP datagrams refused unread: their source is outside --exporter-allow.");
+  for (const SourceCounters* s : ctx.sources) {
+    if (s->kind != "ipfix-udp") continue;
+    o += fmt::format("llmprism_datagrams_refused_total{{source=\"{}\"}} {}\n", Escape(s->name),
+                     s->datagrams_refused.load());
   }
   head("llmprism_datagrams_dropped_total", "counter",
        "UDP datagrams dropped: collector queue full (reason=\"queue_full\") or by the kernel "
@@ -304,7 +459,7 @@ void InstallRoutes(httplib::Server* server, const ApiContext& ctx_in) {
     const std::string& p = req.path;
     const bool open = p == "/" || p == "/api/v1/health" || p.rfind("/assets/", 0) == 0;
     if (open) return httplib::Server::HandlerResponse::Unhandled;
-    if (req.get_header_value("Authorization") == "Bearer " + ctx->token) {
+    if (TokenMatches(req.get_header_value("Authorization"), ctx->token)) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
     res.set_header("WWW-Authenticate", "Bearer");
@@ -313,18 +468,7 @@ void InstallRoutes(httplib::Server* server, const ApiContext& ctx_in) {
   });
 
   server->Get("/api/v1/health", [ctx](const httplib::Request&, httplib::Response& res) {
-    auto s = ctx->snapshots->Get();
-    const int64_t now = WallNs();
-    SendJson(res, json{{"status", "ok"},
-                       {"uptime_s", static_cast<double>(now - ctx->pipeline->started_wall_ns) / 1e9},
-                       {"snapshot_version", s->version},
-                       {"windows_analysed", s->windows_analysed},
-                       {"window_start_ns", s->window_start_ns},
-                       {"window_end_ns", s->window_end_ns},
-                       {"window_s", static_cast<double>(ctx->window_ns) / 1e9},
-                       {"step_s", static_cast<double>(ctx->step_ns) / 1e9},
-                       {"jobs", s->jobs.size()},
-                       {"findings", s->findings.size()}});
+    SendJson(res, HealthJson(*ctx, WallNs()));
   });
   server->Get("/api/v1/jobs", [ctx](const httplib::Request&, httplib::Response& res) {
     SendJson(res, JobsJson(*ctx->snapshots->Get()));
@@ -341,13 +485,14 @@ void InstallRoutes(httplib::Server* server, const ApiContext& ctx_in) {
     f.kind = req.get_param_value("kind");
     f.severity = req.get_param_value("severity");
     if (req.has_param("since")) {
-      auto t = ParseTime(req.get_param_value("since"));
-      if (!t) return SendError(res, 400, "since: expected Unix ns or seconds");
+      auto t = ParseApiTime(req.get_param_value("since"));
+      if (!t) return SendError(res, 400, "since: expected Unix ns or seconds (up to 9.2e9)");
       f.since_ns = *t;
     }
     if (req.has_param("limit")) {
-      f.limit = std::strtoull(req.get_param_value("limit").c_str(), nullptr, 10);
-      if (f.limit == 0) return SendError(res, 400, "limit: expected a positive integer");
+      auto n = ParseCount(req.get_param_value("limit"));
+      if (!n) return SendError(res, 400, "limit: expected an integer from 1 to 1000000000");
+      f.limit = *n;
     }
     SendJson(res, FindingsJson(*ctx->snapshots->Get(), f));
   });
@@ -357,13 +502,17 @@ void InstallRoutes(httplib::Server* server, const ApiContext& ctx_in) {
                 if (!ip) return SendError(res, 400, "not an IP address");
                 int64_t from = INT64_MIN, to = INT64_MAX;
                 if (req.has_param("from")) {
-                  auto t = ParseTime(req.get_param_value("from"));
-                  if (!t) return SendError(res, 400, "from: expected Unix ns or seconds");
+                  auto t = ParseApiTime(req.get_param_value("from"));
+                  if (!t) {
+                    return SendError(res, 400, "from: expected Unix ns or seconds (up to 9.2e9)");
+                  }
                   from = *t;
                 }
                 if (req.has_param("to")) {
-                  auto t = ParseTime(req.get_param_value("to"));
-                  if (!t) return SendError(res, 400, "to: expected Unix ns or seconds");
+                  auto t = ParseApiTime(req.get_param_value("to"));
+                  if (!t) {
+                    return SendError(res, 400, "to: expected Unix ns or seconds (up to 9.2e9)");
+                  }
                   to = *t;
                 }
                 auto j = GpuTimelineJson(*ctx->snapshots->Get(), *ip, from, to);

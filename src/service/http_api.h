@@ -7,9 +7,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "service/http_server.h"
 #include "service/ingest_counters.h"
 #include "service/snapshot.h"
 
@@ -27,14 +32,29 @@ struct ApiContext {
   std::function<size_t()> queue_size;
   std::string token;
   int64_t window_ns = 0, step_ns = 0;
+  bool has_store = false;  // --db given
+  const HttpCounters* http = nullptr;  // the server's connection counts (/metrics)
+  HttpLimits http_limits;
 };
+
+// The bearer token check: "Bearer " + token, compared in time independent of where the first
+// difference is (a timing side channel must not reveal the token byte by byte).
+bool TokenMatches(std::string_view authorization_header, std::string_view token);
+
+// Query times: integer Unix ns, or seconds (integer below 1e11, or with a fraction or exponent)
+// within what int64 ns can hold; nullopt for anything else (1e300, NaN, "12abc").
+std::optional<int64_t> ParseApiTime(const std::string& s);
+
+// /api/v1/health is "degraded" while any of its reasons is this recent (or, for the store, while
+// writes fail): lost records, windows cut short or not analysed.
+inline constexpr int64_t kDegradedHoldNs = 300'000'000'000;
+
+// /api/v1/health: "ok" or "degraded" with the reasons, the loss by reason, memory, store state.
+nlohmann::json HealthJson(const ApiContext& ctx, int64_t now_wall_ns);
 
 void InstallRoutes(httplib::Server* server, const ApiContext& ctx);
 
 // /metrics text (exposed for tests).
 std::string RenderMetrics(const ApiContext& ctx);
-
-// Kernel receive-queue drops of the UDP socket bound to `port` (/proc/net/udp{,6}); 0 if unknown.
-uint64_t UdpSocketDrops(uint16_t port);
 
 }  // namespace prism::service

@@ -20,12 +20,14 @@ struct SourceCounters {
   uint16_t udp_port = 0;
   std::atomic<uint64_t> records{0};             // decoded and offered to the queue
   std::atomic<uint64_t> datagrams{0};           // UDP datagrams received
+  std::atomic<uint64_t> datagrams_refused{0};   // from sources outside --exporter-allow
   std::atomic<uint64_t> files{0};               // files read (watch)
   std::atomic<uint64_t> packets{0};             // packets captured (capture)
   std::atomic<uint64_t> kernel_drops{0};        // packets dropped by the kernel (capture, pcap_stats)
   std::atomic<uint64_t> dropped_queue_full{0};  // records dropped: record queue full
   std::atomic<uint64_t> dropped_late{0};        // records dropped: older than every open window
-  std::atomic<uint64_t> dropped_buffer_full{0}; // records dropped: window buffer at its bound
+  std::atomic<uint64_t> dropped_buffer_full{0}; // records dropped: the memory budget was full
+  std::atomic<uint64_t> dropped_implausible{0}; // records dropped: implausible time (clock_guard.h)
   std::atomic<uint64_t> accepted{0};            // records placed in windows
   std::atomic<int64_t> last_record_wall_ns{0};
 
@@ -45,13 +47,49 @@ struct SourceCounters {
 };
 
 struct PipelineCounters {
-  std::atomic<uint64_t> windows_skipped{0};  // due windows replaced before analysis took them
+  std::atomic<uint64_t> windows_skipped{0};  // due windows passed over while analysis was busy
   std::atomic<uint64_t> store_errors{0};
   std::atomic<int64_t> max_event_ns{0};      // latest record end seen
   std::atomic<uint64_t> buffer_records{0};
   std::atomic<int64_t> next_window_end_ns{0};
   std::atomic<int64_t> started_wall_ns{0};
   std::atomic<uint64_t> store_bad_rows{0};
+
+  // Memory (service/memory_plan.h, window_buffer.h).
+  std::atomic<int64_t> memory_limit_bytes{0};
+  std::atomic<int64_t> buffer_limit_bytes{0};
+  std::atomic<uint64_t> window_record_limit{0};
+  std::atomic<int64_t> buffer_bytes{0};            // every record segment alive
+  std::atomic<uint64_t> windows_shortened{0};      // windows cut short by the budget
+  std::atomic<uint64_t> records_given_up{0};       // buffered, but no window could hold them
+  std::atomic<uint64_t> records_skipped{0};        // only in windows skipped (analysis behind)
+  std::atomic<uint64_t> records_held{0};           // held by the clock guard now
+
+  // Analysis.
+  std::atomic<uint64_t> windows_failed{0};         // not analysed (out of memory)
+  std::atomic<int64_t> analysing_start_ns{0}, analysing_end_ns{0};  // window in analysis; 0 none
+
+  // Wall times of the last of each kind of trouble (0 = never), for /api/v1/health.
+  std::atomic<int64_t> last_loss_wall_ns{0};
+  std::atomic<int64_t> last_shortened_wall_ns{0};
+  std::atomic<int64_t> last_failed_wall_ns{0};
+
+  // Store: whether the last write succeeded, and what is waiting to be written again.
+  std::atomic<bool> store_ok{true};
+  std::atomic<uint64_t> unsaved_findings{0}, unsaved_jobs{0}, unsaved_steps{0};
+  std::atomic<int64_t> store_failing_since_wall_ns{0};
+  void SetStoreError(const std::string& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    store_error = e;
+  }
+  std::string GetStoreError() const {
+    std::lock_guard<std::mutex> lock(mu);
+    return store_error;
+  }
+
+ private:
+  mutable std::mutex mu;
+  std::string store_error;  // the last write's error; empty when it succeeded
 };
 
 }  // namespace prism::service

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -20,8 +21,12 @@
 #include "io/topology_csv.h"
 #include "pipeline/input_registry.h"
 #include "service/http_api.h"
+#include "service/http_server.h"
 #include "service/ingest_counters.h"
+#include "service/clock_guard.h"
 #include "service/live_capture.h"
+#include "service/loss_tally.h"
+#include "service/memory_plan.h"
 #include "service/record_queue.h"
 #include "service/store.h"
 
@@ -35,7 +40,8 @@ int64_t WallNs() {
       .count();
 }
 
-// "ADDR:PORT" or "[V6]:PORT".
+}  // namespace
+
 StatusOr<std::pair<std::string, uint16_t>> ParseHostPort(const std::string& s, const char* what) {
   std::string host;
   std::string port;
@@ -62,6 +68,8 @@ StatusOr<std::pair<std::string, uint16_t>> ParseHostPort(const std::string& s, c
   return std::make_pair(host, static_cast<uint16_t>(p));
 }
 
+namespace {
+
 // Observation points interned by every source's decoder (each has its own PointTable, which is
 // single-threaded) are re-interned here, under a lock, into the table analysis reads.
 class SharedPoints {
@@ -80,17 +88,36 @@ class SharedPoints {
   PointTable table_;
 };
 
-// Collects one source's records into batches for the queue.
+// Collects one source's records into batches for the queue, refusing (and counting) records
+// whose time is implausible against the source's reference time (service/clock_guard.h).
 class BatchingSink : public FlowSink {
  public:
   static constexpr size_t kBatch = 4096;
+  enum class Reference { kNone, kExportTime, kWallClock };
   BatchingSink(size_t source, SourceCounters* counters, PointTable* local, SharedPoints* shared,
-               RecordQueue* queue, bool blocking)
-      : counters_(counters), local_(local), shared_(shared), queue_(queue), blocking_(blocking) {
+               RecordQueue* queue, bool blocking, Reference reference,
+               const TimePlausibility& plausibility)
+      : counters_(counters),
+        local_(local),
+        shared_(shared),
+        queue_(queue),
+        blocking_(blocking),
+        reference_(reference),
+        plausibility_(plausibility) {
     batch_.source = source;
     batch_.records.reserve(kBatch);
   }
+  // UDP: the export time of the datagram whose records come next.
+  void SetExportTime(int64_t ns) { export_ns_ = ns; }
+
   void OnRecord(const FlowRecord& r) override {
+    const int64_t ref = reference_ == Reference::kExportTime ? export_ns_
+                        : reference_ == Reference::kWallClock ? WallNs()
+                                                               : kNoReferenceNs;
+    if (!PlausibleTime(r, ref, plausibility_)) {
+      ++implausible_;
+      return;
+    }
     FlowRecord g = r;
     if (g.point != kNoPoint) {
       if (g.point >= map_.size()) map_.resize(g.point + 1, kNoPoint);
@@ -102,6 +129,11 @@ class BatchingSink : public FlowSink {
     if (batch_.records.size() >= kBatch) Flush();
   }
   void Flush() {
+    if (implausible_ > 0) {
+      counters_->records += implausible_;  // decoded, then refused
+      counters_->dropped_implausible += implausible_;
+      implausible_ = 0;
+    }
     if (batch_.records.empty()) return;
     const size_t n = batch_.records.size();
     counters_->records += n;
@@ -118,6 +150,10 @@ class BatchingSink : public FlowSink {
   SharedPoints* shared_;
   RecordQueue* queue_;
   bool blocking_;
+  Reference reference_;
+  TimePlausibility plausibility_;
+  int64_t export_ns_ = kNoReferenceNs;
+  uint64_t implausible_ = 0;
   RecordBatch batch_;
   std::vector<PointId> map_;
 };
@@ -144,24 +180,52 @@ struct Service::Impl {
   std::mutex stop_mu;
   std::condition_variable stop_cv;
 
+  std::vector<SourceCounters*> source_ptrs;  // the same, for TallyLoss
+  std::shared_ptr<MemoryAccount> account = std::make_shared<MemoryAccount>();
+  MemoryPlan plan;
+
   std::thread window_thread;
   std::thread analysis_thread;
+  struct PendingWindow {
+    Window window;
+    WindowLoss loss;
+  };
   std::mutex pending_mu;
   std::condition_variable pending_cv;
-  std::optional<Window> pending;
+  std::optional<PendingWindow> pending;
   bool analysis_done = false;
 
-  httplib::Server http;
+  // Window thread: loss bookkeeping.
+  LossTally loss_at_handoff, loss_at_log;
+  uint64_t last_loss_total = 0, last_loss_logged_total = 0;
+  std::chrono::steady_clock::time_point last_loss_check{}, last_loss_log{};
+  static constexpr std::chrono::seconds kLossLogInterval{10};
+
+  // Analysis thread: changes the database has not taken yet (a failed write), written again.
+  struct Unsaved {
+    std::set<std::string> jobs;
+    std::set<int64_t> findings;
+    std::vector<std::pair<std::string, StepPoint>> steps;
+    bool pending = false;
+  };
+  static constexpr size_t kMaxUnsavedSteps = 1'000'000;
+  Unsaved unsaved;
+  std::chrono::steady_clock::time_point last_store_log{};
+
+  HttpServer http;
   std::thread http_thread;
   uint16_t http_port = 0;
   bool stopped = false;
 
-  explicit Impl(const ServiceOptions& o) : options(o), queue(o.queue_records) {}
+  explicit Impl(const ServiceOptions& o)
+      : options(o), queue(o.queue_records), http(o.http_limits) {}
 
   void RunUdp(size_t index, ingest::UdpCollector* collector, PointTable* local) {
     SourceCounters* c = sources[index].get();
-    BatchingSink sink(index, c, local, &points, &queue, false);
-    // The collector was started with a forwarding sink (see Start): records reach `sink` here.
+    BatchingSink sink(index, c, local, &points, &queue, false,
+                      BatchingSink::Reference::kExportTime, options.plausibility);
+    // The collector was started with a forwarding sink (see Start): records reach `sink` here,
+    // each datagram's export time first.
     forward_[index] = &sink;
     Stats stats;
     while (!stop_sources.load()) {
@@ -170,12 +234,15 @@ struct Service::Impl {
       c->MergeStats(stats);
       stats = Stats();
       c->datagrams = collector->datagrams_received();
+    c->datagrams_refused = collector->datagrams_refused();
+      c->datagrams_refused = collector->datagrams_refused();
     }
     collector->Stop();
     collector->Drain(std::chrono::milliseconds(0), &stats);
     sink.Flush();
     c->MergeStats(stats);
     c->datagrams = collector->datagrams_received();
+    c->datagrams_refused = collector->datagrams_refused();
     forward_[index] = nullptr;
   }
 
@@ -213,8 +280,10 @@ struct Service::Impl {
   void RunCapture(size_t index, LiveCapture* cap) {
     SourceCounters* c = sources[index].get();
     PointTable local;
-    // Live traffic cannot wait: a full record queue drops the batch (counted).
-    BatchingSink sink(index, c, &local, &points, &queue, false);
+    // Live traffic cannot wait: a full record queue drops the batch (counted). Packets are
+    // stamped by the kernel: records are checked against the wall clock.
+    BatchingSink sink(index, c, &local, &points, &queue, false,
+                      BatchingSink::Reference::kWallClock, options.plausibility);
     auto st = cap->Run(&sink, &local, &stop_sources, [&](const Stats& delta) {
       sink.Flush();
       c->MergeStats(delta);
@@ -226,7 +295,9 @@ struct Service::Impl {
 
   void ReadFile(size_t index, SourceCounters* c, const std::string& path) {
     PointTable local;
-    BatchingSink sink(index, c, &local, &points, &queue, true);
+    // Files may be of any age: no reference time, only the duration checks.
+    BatchingSink sink(index, c, &local, &points, &queue, true, BatchingSink::Reference::kNone,
+                      options.plausibility);
     Stats stats;
     // The same readers as `analyze` (zstd for every kind, the capture options).
     auto n = pipeline::InputRegistry::Default().Read(path, options.read, &sink, &local, &stats);
@@ -236,95 +307,299 @@ struct Service::Impl {
     if (!n) fmt::print(stderr, "llmprism serve: skipped {}: {}\n", path, n.error().message);
   }
 
+  // Hands a due window to the analysis thread with what was lost since the previous one. Only
+  // called when the slot is free, or (`blocking`, at shutdown) after waiting for it.
   void HandOff(Window&& w, bool blocking) {
+    const LossTally now = TallyLoss(source_ptrs, pipeline);
+    WindowLoss loss;
+    loss.lost = now.Since(loss_at_handoff);
+    loss.accepted = now.accepted - std::min(now.accepted, loss_at_handoff.accepted);
+    loss_at_handoff = now;
     std::unique_lock<std::mutex> lock(pending_mu);
-    if (blocking) {
-      pending_cv.wait(lock, [&] { return !pending.has_value(); });
-    } else if (pending) {
-      ++pipeline.windows_skipped;
-    }
-    pending = std::move(w);
+    if (blocking) pending_cv.wait(lock, [&] { return !pending.has_value(); });
+    pending = PendingWindow{std::move(w), std::move(loss)};
     pending_cv.notify_all();
   }
 
+  // Windows analysis may fall behind before due windows are skipped: one window length.
+  size_t MaxLagWindows() const {
+    return static_cast<size_t>(std::max<int64_t>(1, options.buffer.window_ns /
+                                                        std::max<int64_t>(1, options.buffer.step_ns)));
+  }
+
+  bool PendingBusy() {
+    std::lock_guard<std::mutex> lock(pending_mu);
+    return pending.has_value();
+  }
+
+  // The window buffer's degradation counters, carried across buffers (the clock guard may start
+  // a new one), published for /api/v1/health and /metrics.
+  struct BufferTotals {
+    uint64_t windows_shortened = 0, records_given_up = 0, windows_skipped = 0, records_skipped = 0;
+  };
+  void PublishBuffer(const WindowBuffer& b, const BufferTotals& carried) {
+    pipeline.buffer_records = b.size();
+    pipeline.buffer_bytes = b.bytes();
+    if (b.started()) pipeline.max_event_ns = b.max_end_ns();
+    pipeline.next_window_end_ns = b.next_end_ns();
+    const uint64_t shortened = carried.windows_shortened + b.windows_shortened();
+    if (shortened > pipeline.windows_shortened.load()) pipeline.last_shortened_wall_ns = WallNs();
+    pipeline.windows_shortened = shortened;
+    pipeline.records_given_up = carried.records_given_up + b.records_given_up();
+    pipeline.windows_skipped = carried.windows_skipped + b.windows_skipped();
+    pipeline.records_skipped = carried.records_skipped + b.records_skipped();
+  }
+
+  // Loss is loud: the wall time of the last loss for /api/v1/health, and a log line at most every
+  // kLossLogInterval (the first one at once) while records are being lost.
+  void ReportLoss(std::chrono::steady_clock::time_point now) {
+    if (now - last_loss_check < std::chrono::seconds(1)) return;
+    last_loss_check = now;
+    const LossTally t = TallyLoss(source_ptrs, pipeline);
+    const uint64_t total = t.Total();
+    if (total > last_loss_total) {
+      pipeline.last_loss_wall_ns = WallNs();
+      if (now - last_loss_log >= kLossLogInterval || last_loss_logged_total == 0) {
+        std::string by;
+        for (const auto& [reason, n] : t.Since(loss_at_log)) {
+          if (n > 0) by += fmt::format("{}{} {}", by.empty() ? "" : ", ", reason, n);
+        }
+        fmt::print(stderr,
+                   "llmprism serve: LOST {} records since the last report ({}); {} lost in all, "
+                   "{:.3f}% of {} decoded (GET /api/v1/health)\n",
+                   total - last_loss_logged_total, by, total,
+                   100.0 * static_cast<double>(total) /
+                       static_cast<double>(std::max<uint64_t>(
+                           1, t.ingested + t.records.at(kLossSocket) +
+                                  t.records.at(kLossCollectorQueue))),
+                   t.ingested);
+        last_loss_log = now;
+        last_loss_logged_total = total;
+        loss_at_log = t;
+      }
+      last_loss_total = total;
+    }
+  }
+
   void RunWindows() {
-    WindowBuffer buffer(options.buffer);
+    auto buffer = std::make_unique<WindowBuffer>(options.buffer, account);
+    BufferTotals carried;
+    ClockGuard::Options go;
+    go.max_jump_ns = options.buffer.window_ns;
+    ClockGuard guard(go);
+    loss_at_handoff = TallyLoss(source_ptrs, pipeline);
     std::deque<RecordBatch> batches;
+    std::vector<ClockGuard::Held> release, refused;
     auto last_accept = std::chrono::steady_clock::now();
+    // Adds one record that passed the guard; counts it under its source.
+    auto add = [&](const FlowRecord& r, SourceCounters* c, int64_t wall_ns) {
+      switch (buffer->Add(r)) {
+        case WindowBuffer::AddResult::kAccepted:
+          ++c->accepted;
+          guard.NoteAdded(wall_ns);
+          return true;
+        case WindowBuffer::AddResult::kLate: ++c->dropped_late; break;
+        case WindowBuffer::AddResult::kFull: ++c->dropped_buffer_full; break;
+      }
+      return false;
+    };
     while (true) {
       batches.clear();
       const size_t n = queue.PopAll(std::chrono::milliseconds(200), &batches);
       const bool closing = stop_sources.load() && n == 0 && queue.size() == 0;
+      const int64_t wall = WallNs();
       bool accepted_any = false;
       for (RecordBatch& b : batches) {
         SourceCounters* c = sources[b.source].get();
-        uint64_t ok = 0, late = 0, full = 0;
         for (const FlowRecord& r : b.records) {
-          switch (buffer.Add(r)) {
-            case WindowBuffer::AddResult::kAccepted: ++ok; break;
-            case WindowBuffer::AddResult::kLate: ++late; break;
-            case WindowBuffer::AddResult::kFull: ++full; break;
+          const int64_t oldest_open =
+              buffer->anchored() ? buffer->next_end_ns() - buffer->options().window_ns : INT64_MIN;
+          switch (guard.Check(r, b.source, buffer->started() ? buffer->max_end_ns() : INT64_MIN,
+                              oldest_open, wall)) {
+            case ClockGuard::Verdict::kAdd: accepted_any |= add(r, c, wall); break;
+            case ClockGuard::Verdict::kHold: break;
+            case ClockGuard::Verdict::kRefuse: ++c->dropped_implausible; break;
           }
         }
-        c->accepted += ok;
-        c->dropped_late += late;
-        c->dropped_buffer_full += full;
-        accepted_any |= ok > 0;
       }
+      // Held records: refused as implausible, or released when the stream itself moved.
+      release.clear();
+      refused.clear();
+      bool behind = false;
+      guard.Tick(wall, &release, &behind, &refused);
+      for (const auto& h : refused) ++sources[h.source]->dropped_implausible;
+      if (!release.empty()) {
+        fmt::print(stderr,
+                   "llmprism serve: the records' clock moved {} by more than a window ({} records "
+                   "agree); windows follow it\n",
+                   behind ? "back" : "ahead", release.size());
+        if (behind) {
+          // Back in time: analyse what the buffer holds, then start windows again from there.
+          buffer->Flush();
+          Window w;
+          while (buffer->TakeDue(&w)) HandOff(std::move(w), true);
+          carried.windows_shortened += buffer->windows_shortened();
+          carried.records_given_up += buffer->records_given_up();
+          carried.windows_skipped += buffer->windows_skipped();
+          carried.records_skipped += buffer->records_skipped();
+          buffer = std::make_unique<WindowBuffer>(options.buffer, account);
+        }
+        for (const auto& h : release) accepted_any |= add(h.record, sources[h.source].get(), wall);
+      }
+      pipeline.records_held = guard.held();
       const auto now = std::chrono::steady_clock::now();
       if (accepted_any) {
         last_accept = now;
-      } else if (buffer.started() &&
+      } else if (buffer->started() &&
                  now - last_accept > std::chrono::milliseconds(options.idle_flush_ms)) {
-        buffer.Flush();
+        buffer->Flush();
       }
-      if (closing) buffer.Flush();
+      if (closing) buffer->Flush();
       Window w;
-      while (buffer.TakeDue(&w)) HandOff(std::move(w), closing);
-      pipeline.buffer_records = buffer.size();
-      if (buffer.started()) pipeline.max_event_ns = buffer.max_end_ns();
-      pipeline.next_window_end_ns = buffer.next_end_ns();
+      if (closing) {
+        while (buffer->TakeDue(&w)) HandOff(std::move(w), true);
+      } else if (!PendingBusy() && buffer->TakeDue(&w, MaxLagWindows())) {
+        // Analysis is free: the oldest due window, or, when analysis fell more than a window
+        // length behind, the newest (the others skipped and counted).
+        HandOff(std::move(w), false);
+      }
+      PublishBuffer(*buffer, carried);
+      ReportLoss(now);
       if (closing) break;
     }
   }
 
+  // Writes what changed (and whatever an earlier failed write left) in one transaction. A failed
+  // write keeps it all for the next attempt (the next window, or the retry timer): what the API
+  // serves may be ahead of the database, never the other way, and /api/v1/health says so.
+  void SaveToStore(const Store::WindowWrite& write) {
+    if (!store) return;
+    for (const JobState* j : write.jobs) unsaved.jobs.insert(j->id);
+    for (const StoredFinding* f : write.findings) unsaved.findings.insert(f->id);
+    unsaved.steps.insert(unsaved.steps.end(), write.steps.begin(), write.steps.end());
+    if (unsaved.steps.size() > kMaxUnsavedSteps) {  // bounded: the oldest step points go
+      unsaved.steps.erase(unsaved.steps.begin(),
+                          unsaved.steps.begin() +
+                              static_cast<ptrdiff_t>(unsaved.steps.size() - kMaxUnsavedSteps));
+    }
+    unsaved.pending = true;
+    TryWriteUnsaved();
+  }
+
+  bool TryWriteUnsaved() {
+    if (!store || !unsaved.pending) return true;
+    Store::WindowWrite w;
+    for (const std::string& id : unsaved.jobs) {
+      if (const JobState* j = tracker->FindJob(id)) w.jobs.push_back(j);
+    }
+    for (int64_t id : unsaved.findings) {
+      if (const StoredFinding* f = tracker->FindFinding(id)) w.findings.push_back(f);
+    }
+    w.steps = unsaved.steps;
+    w.baselines = &tracker->baselines();
+    w.next_job_number = tracker->next_job_number();
+    auto st = store->Write(w);
+    if (st) {
+      if (!pipeline.store_ok.load()) {
+        fmt::print(stderr, "llmprism serve: database writable again: saved {} findings, {} jobs, "
+                           "{} steps held since the failure\n",
+                   w.findings.size(), w.jobs.size(), w.steps.size());
+      }
+      unsaved = Unsaved();
+      pipeline.store_ok = true;
+      pipeline.SetStoreError("");
+      pipeline.store_failing_since_wall_ns = 0;
+    } else {
+      ++pipeline.store_errors;
+      if (pipeline.store_ok.load() ||
+          std::chrono::steady_clock::now() - last_store_log > std::chrono::seconds(60)) {
+        fmt::print(stderr,
+                   "llmprism serve: cannot write the database: {}; keeping {} findings, {} jobs, "
+                   "{} steps in memory and retrying\n",
+                   st.error().message, w.findings.size(), w.jobs.size(), w.steps.size());
+        last_store_log = std::chrono::steady_clock::now();
+      }
+      if (pipeline.store_ok.load()) pipeline.store_failing_since_wall_ns = WallNs();
+      pipeline.store_ok = false;
+      pipeline.SetStoreError(st.error().message);
+    }
+    pipeline.unsaved_findings = unsaved.findings.size();
+    pipeline.unsaved_jobs = unsaved.jobs.size();
+    pipeline.unsaved_steps = unsaved.steps.size();
+    return static_cast<bool>(st);
+  }
+
+  void AnalyseOne(PendingWindow job) {
+    pipeline.analysing_start_ns = job.window.start_ns;
+    pipeline.analysing_end_ns = job.window.end_ns;
+    const int64_t start_ns = job.window.start_ns, end_ns = job.window.end_ns;
+    const uint64_t records = job.window.records;
+    const bool shortened = job.window.shortened();
+    const PointTable pts = points.Copy();
+    Store::WindowWrite write;
+    Status st = tracker->AnalyzeWindow(std::move(job.window), pts, job.loss, &write);
+    if (!st) {
+      ++pipeline.windows_failed;
+      pipeline.last_failed_wall_ns = WallNs();
+      fmt::print(stderr, "llmprism serve: {}; serving on\n", st.error().message);
+    }
+    SaveToStore(write);
+    auto snap = tracker->BuildSnapshot();
+    fmt::print(stderr,
+               "llmprism serve: window {:.0f}-{:.0f} s{}: {} records, {} jobs, {} findings "
+               "({} new or updated), analysed in {:.2f} s{}\n",
+               static_cast<double>(start_ns) / 1e9, static_cast<double>(end_ns) / 1e9,
+               shortened ? " (cut short by the memory budget)" : "", records, snap->jobs.size(),
+               snap->findings.size(), write.findings.size(), snap->analysis_seconds,
+               job.loss.Total() > 0 ? fmt::format(", {} records lost on the way", job.loss.Total())
+                                    : "");
+    snapshots.Publish(std::move(snap));
+  }
+
   void RunAnalysis() {
     while (true) {
-      Window w;
+      std::optional<PendingWindow> job;
       {
         std::unique_lock<std::mutex> lock(pending_mu);
-        pending_cv.wait(lock, [&] { return pending.has_value() || analysis_done; });
-        if (!pending) break;
-        w = std::move(*pending);
-        pending.reset();
-        pending_cv.notify_all();
-      }
-      const PointTable pts = points.Copy();
-      Store::WindowWrite write;
-      tracker->AnalyzeWindow(w, pts, &write);
-      if (store) {
-        if (auto st = store->Write(write); !st) {
-          ++pipeline.store_errors;
-          fmt::print(stderr, "llmprism serve: {}\n", st.error().message);
+        // With unsaved changes, wake up to retry the database even when no window comes.
+        pending_cv.wait_for(lock, std::chrono::seconds(unsaved.pending ? 5 : 3600),
+                            [&] { return pending.has_value() || analysis_done; });
+        if (pending) {
+          job = std::move(pending);
+          pending.reset();
+          pending_cv.notify_all();
+        } else if (analysis_done) {
+          break;
         }
       }
-      auto snap = tracker->BuildSnapshot();
-      fmt::print(stderr,
-                 "llmprism serve: window {:.0f}-{:.0f} s: {} records, {} jobs, {} findings "
-                 "({} new or updated), analysed in {:.2f} s\n",
-                 static_cast<double>(w.start_ns) / 1e9, static_cast<double>(w.end_ns) / 1e9,
-                 w.records.size(), snap->jobs.size(), snap->findings.size(), write.findings.size(),
-                 snap->analysis_seconds);
-      snapshots.Publish(std::move(snap));
+      if (!job) {
+        TryWriteUnsaved();
+        continue;
+      }
+      try {
+        AnalyseOne(std::move(*job));
+      } catch (const std::bad_alloc&) {
+        // Out of memory outside the window's own analysis (its snapshot or report): counted,
+        // and the service goes on; the tracker's state is whole (each change is one insertion).
+        ++pipeline.windows_failed;
+        pipeline.last_failed_wall_ns = WallNs();
+        fmt::print(stderr, "llmprism serve: out of memory after analysing a window; serving on\n");
+      }
+      pipeline.analysing_start_ns = 0;
+      pipeline.analysing_end_ns = 0;
+    }
+    if (!TryWriteUnsaved()) {
+      fmt::print(stderr, "llmprism serve: {} findings, {} jobs, {} steps could not be saved\n",
+                 unsaved.findings.size(), unsaved.jobs.size(), unsaved.steps.size());
     }
   }
 
   // Per collector: where its records go (the decode thread's BatchingSink, set while it runs).
-  std::vector<std::atomic<FlowSink*>> forward_;
+  std::vector<std::atomic<BatchingSink*>> forward_;
   struct Forwarder : FlowSink {
-    std::atomic<FlowSink*>* to;
+    std::atomic<BatchingSink*>* to;
     void OnRecord(const FlowRecord& r) override {
-      if (FlowSink* s = to->load()) s->OnRecord(r);
+      if (BatchingSink* s = to->load()) s->OnRecord(r);
     }
   };
   std::vector<std::unique_ptr<Forwarder>> forwarders_;
@@ -349,6 +624,30 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
   auto impl = std::make_unique<Impl>(options);
   Impl& s = *impl;
   s.pipeline.started_wall_ns = WallNs();
+
+  // Memory by budget (service/memory_plan.h).
+  std::string limit_from = "--memory-limit";
+  int64_t limit = options.memory_limit_bytes;
+  if (limit <= 0) limit = DefaultMemoryLimit(&limit_from);
+  if (limit <= 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "cannot read the available memory (/proc/meminfo): give --memory-limit");
+  }
+  MemoryPlanInputs mi;
+  mi.limit_bytes = limit;
+  mi.window_ns = options.buffer.window_ns;
+  mi.step_ns = options.buffer.step_ns;
+  mi.reorder_ns = options.buffer.reorder_ns;
+  mi.queue_records = options.queue_records;
+  mi.udp_collectors = options.udp.size();
+  mi.udp_queue_datagrams = options.udp_queue_datagrams;
+  PRISM_ASSIGN_OR_RETURN(s.plan, PlanMemory(mi));
+  s.options.buffer.max_bytes = s.plan.buffer_bytes;
+  s.options.buffer.max_window_records = s.plan.window_records;
+  s.pipeline.memory_limit_bytes = s.plan.limit_bytes;
+  s.pipeline.buffer_limit_bytes = s.plan.buffer_bytes;
+  s.pipeline.window_record_limit = s.plan.window_records;
+  fmt::print(stderr, "llmprism serve: {} ({})\n", s.plan.Describe(), limit_from);
   if (!options.topology_path.empty()) {
     Stats stats;
     PRISM_ASSIGN_OR_RETURN(Topology topo, io::ReadTopologyCsv(options.topology_path, &stats));
@@ -366,7 +665,7 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
   s.snapshots.Publish(s.tracker->BuildSnapshot());
 
   // Sources.
-  s.forward_ = std::vector<std::atomic<FlowSink*>>(options.udp.size());
+  s.forward_ = std::vector<std::atomic<BatchingSink*>>(options.udp.size());
   for (size_t i = 0; i < options.udp.size(); ++i) {
     PRISM_ASSIGN_OR_RETURN(auto hp, ParseHostPort(options.udp[i], "--ipfix-udp"));
     auto fw = std::make_unique<Impl::Forwarder>();
@@ -380,6 +679,11 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
     co.bind_address = hp.first;
     co.port = hp.second;
     co.max_queued_datagrams = options.udp_queue_datagrams;
+    co.allowed_sources = options.udp_allowed_sources;
+    // Each datagram's export time, for the records that follow (service/clock_guard.h).
+    co.on_datagram = [fw = &s.forward_[i]](std::span<const uint8_t> d) {
+      if (BatchingSink* sink = fw->load()) sink->SetExportTime(ExportTimeNs(d.data(), d.size()));
+    };
     PRISM_ASSIGN_OR_RETURN(auto collector, ingest::UdpCollector::Start(
                                                co, s.forwarders_[i].get(), &s.collector_points[i]));
     auto c = std::make_unique<SourceCounters>();
@@ -423,15 +727,15 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
   api.snapshots = &s.snapshots;
   for (auto& c : s.sources) api.sources.push_back(c.get());
   api.pipeline = &s.pipeline;
+  api.has_store = s.store != nullptr;
+  for (auto& c : s.sources) s.source_ptrs.push_back(c.get());
   api.queue_capacity = s.queue.capacity();
   api.queue_size = [q = &s.queue] { return q->size(); };
   api.token = options.token;
   api.window_ns = options.buffer.window_ns;
   api.step_ns = options.buffer.step_ns;
-  const int threads = std::max(1, options.http_threads);
-  s.http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  s.http.set_keep_alive_max_count(100);
-  s.http.set_payload_max_length(1 << 16);
+  api.http = &s.http.counters();
+  api.http_limits = s.http.limits();
   InstallRoutes(&s.http, api);
   int port = http_hp.second;
   if (port == 0) {

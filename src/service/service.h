@@ -14,7 +14,8 @@
 //   analysis thread: Tracker (Analyze + Diagnose, identity/baselines/findings across windows)
 //        | -> Store (SQLite WAL, one transaction per window)
 //        v -> SnapshotHolder (shared_ptr swap)
-//   HTTP thread pool (cpp-httplib): /api/v1/*, /metrics, / (dashboard) read the snapshot.
+//   HTTP (service/http_server.h: a bounded pool, connection cap and timeouts around cpp-httplib):
+//        /api/v1/*, /metrics, / (dashboard) read the snapshot.
 //
 // Stop() (SIGTERM) stops the sources (pcap_breakloop for captures), drains the queue, analyses the windows that hold data,
 // writes them and stops HTTP last.
@@ -24,11 +25,15 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "core/ip_prefix.h"
 #include "core/status.h"
 #include "core/topology.h"
 #include "pipeline/input_registry.h"
+#include "service/clock_guard.h"
+#include "service/http_server.h"
 #include "service/tracker.h"
 #include "service/window_buffer.h"
 
@@ -36,6 +41,7 @@ namespace prism::service {
 
 struct ServiceOptions {
   std::vector<std::string> udp;    // "ADDR:PORT" (IPv6 as [ADDR]:PORT); port 0 = any free port
+  std::vector<IpPrefix> udp_allowed_sources;  // exporters the collectors take; empty = any
   std::vector<std::string> watch;  // directories
   std::vector<std::string> capture;  // interfaces captured live (libpcap)
   std::string capture_filter;        // BPF applied to every --capture interface
@@ -46,13 +52,18 @@ struct ServiceOptions {
   std::string db;                  // empty: no durable state
   std::string token;               // empty: no authentication
   std::string topology_path;
-  WindowBufferOptions buffer;
+  WindowBufferOptions buffer;       // max_bytes / max_window_records come from the memory plan
   TrackerOptions tracker;
+  int64_t memory_limit_bytes = 0;   // 0: DefaultMemoryLimit() (service/memory_plan.h)
+  TimePlausibility plausibility;    // service/clock_guard.h
   size_t queue_records = 1'000'000;
   size_t udp_queue_datagrams = 4096;
   int64_t idle_flush_ms = 10'000;   // no new record for this long: analyse the open windows
-  int http_threads = 4;
+  HttpLimits http_limits;           // pool, connection cap, timeouts (service/http_server.h)
 };
+
+// "ADDR:PORT" or "[V6]:PORT" (port 0-65535) of --ipfix-udp and --http; `what` names the option.
+StatusOr<std::pair<std::string, uint16_t>> ParseHostPort(const std::string& s, const char* what);
 
 class Service {
  public:

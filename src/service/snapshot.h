@@ -51,6 +51,16 @@ struct GpuHistory {
   std::vector<output::ReportStep> steps;  // by start, the recent past (ServiceOptions::history)
 };
 
+// An analysis window that was incomplete (records lost on the way), cut short (memory) or not
+// analysed (failed).
+struct IncompleteWindow {
+  int64_t start_ns = 0, end_ns = 0, nominal_start_ns = 0;
+  uint64_t records = 0;
+  std::map<std::string, uint64_t> lost;  // by reason (service/window_loss.h)
+  std::string failed;                    // why it was not analysed; empty if it was
+};
+inline constexpr size_t kMaxIncompleteWindows = 20;  // the most recent, in snapshots
+
 struct Snapshot {
   uint64_t version = 0;
   int64_t built_wall_ns = 0;
@@ -67,6 +77,9 @@ struct Snapshot {
   std::map<std::pair<std::string, std::string>, uint64_t> finding_raises;  // (kind, severity)
   std::shared_ptr<const std::string> dashboard_json;  // BuildHtmlReportData of the latest window
   std::shared_ptr<const output::Report> report;  // the latest window's report (no pp_events)
+  uint64_t windows_failed = 0;       // windows that could not be analysed (out of memory)
+  uint64_t incomplete_windows = 0;   // windows with loss, cut short, or failed
+  std::vector<IncompleteWindow> recent_incomplete;  // the most recent, oldest first
 };
 
 inline constexpr size_t kMaxStepsInMemory = 20000;

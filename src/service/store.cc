@@ -1,8 +1,14 @@
 #include "service/store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -60,21 +66,95 @@ class Stmt {
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   std::unique_ptr<Store> s(new Store());
   s->path_ = path;
+  // One service per database: two would interleave their job numbers and findings. The lock is
+  // a file of its own (not the database: closing any other descriptor of the database file would
+  // drop SQLite's POSIX locks), held until the store closes; the kernel frees it if we die.
+  const std::string lock_path = path + ".lock";
+  s->lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (s->lock_fd_ < 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "{}: cannot create the lock file {}: {}", path,
+                     lock_path, std::strerror(errno));
+  }
+  if (::flock(s->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {};
+    const ssize_t n = ::pread(s->lock_fd_, pid, sizeof pid - 1, 0);
+    std::string holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : std::string("?");
+    while (!holder.empty() && std::isspace(static_cast<unsigned char>(holder.back()))) {
+      holder.pop_back();
+    }
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "{}: in use by another llmprism serve (pid {}, lock {}); one database "
+                     "serves one process: give this one its own --db",
+                     path, holder, lock_path);
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(s->lock_fd_, 0) != 0 ||
+      ::pwrite(s->lock_fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    // The lock holds without the pid; only the message above would miss it.
+  }
+  // The database holds the cluster's jobs and findings: created readable by its owner only
+  // (SQLite gives its -wal and -shm files the database's mode). An existing file keeps its mode.
+  if (const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600); fd >= 0) {
+    ::close(fd);
+  }
   if (sqlite3_open_v2(path.c_str(), &s->db_,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                       nullptr) != SQLITE_OK) {
     std::string msg = s->db_ ? sqlite3_errmsg(s->db_) : "out of memory";
     return MakeError(ErrorCode::kInvalidArgument, "{}: cannot open the database: {}", path, msg);
   }
-  sqlite3_busy_timeout(s->db_, 5000);
-  PRISM_RETURN_IF_ERROR(s->Exec("PRAGMA journal_mode=WAL"));
-  PRISM_RETURN_IF_ERROR(s->Exec("PRAGMA synchronous=NORMAL"));
-  PRISM_RETURN_IF_ERROR(s->Exec(kSchema));
+  // Another process (a backup, a sqlite3 shell) holding a write lock: a window's write waits up
+  // to 2 s, then fails and is retried later (service.cc).
+  sqlite3_busy_timeout(s->db_, 2000);
+  auto setup = [&]() -> Status {
+    PRISM_RETURN_IF_ERROR(s->Exec("PRAGMA journal_mode=WAL"));
+    PRISM_RETURN_IF_ERROR(s->Exec("PRAGMA synchronous=NORMAL"));
+    PRISM_RETURN_IF_ERROR(s->Exec(kSchema));
+    return s->QuickCheck();
+  };
+  if (auto st = setup(); !st) {
+    const int code = sqlite3_errcode(s->db_) & 0xff;
+    const bool check_failed = st.error().code == ErrorCode::kDataLoss;
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT || check_failed) {
+      return MakeError(ErrorCode::kDataLoss,
+                       "{}: not a usable llmprism database ({}); it is left as it is: move it "
+                       "away to start afresh, or restore a copy",
+                       path, check_failed ? st.error().message : sqlite3_errmsg(s->db_));
+    }
+    return MakeError(ErrorCode::kInternal, "{}: cannot use the database: {}", path,
+                     st.error().message);
+  }
   return s;
 }
 
 Store::~Store() {
   if (db_ != nullptr) sqlite3_close(db_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
+}
+
+// Every page of the file read and its structure checked (b-trees, free list; not index contents
+// against their tables: that is integrity_check, much slower): a corrupt page anywhere is found
+// at start, not by a read months later.
+Status Store::QuickCheck() {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "PRAGMA quick_check(5)", -1, &st, nullptr) != SQLITE_OK) {
+    return MakeError(ErrorCode::kDataLoss, "integrity check failed: {}", sqlite3_errmsg(db_));
+  }
+  std::string problems;
+  int rc = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    const std::string row = text != nullptr ? text : "";
+    if (row != "ok") problems += (problems.empty() ? "" : "; ") + row;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    return MakeError(ErrorCode::kDataLoss, "integrity check failed: {}", sqlite3_errmsg(db_));
+  }
+  if (!problems.empty()) {
+    return MakeError(ErrorCode::kDataLoss, "integrity check failed: {}", problems);
+  }
+  return OkStatus();
 }
 
 Status Store::Exec(const char* sql) {
@@ -89,11 +169,21 @@ Status Store::Exec(const char* sql) {
 
 StatusOr<LoadedState> Store::Load() {
   LoadedState out;
+  // A read that ends in anything but SQLITE_DONE (a corrupt page, an I/O error) fails the load:
+  // starting with part of the state would let the next writes overwrite the rest.
+  int rc = SQLITE_DONE;
+  auto failed = [&](const char* what) {
+    const int code = rc & 0xff;
+    return MakeError(code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? ErrorCode::kDataLoss
+                                                                      : ErrorCode::kInternal,
+                     "{}: cannot read the {} back: {}; the database is left as it is", path_,
+                     what, sqlite3_errmsg(db_));
+  };
   {
     Stmt q(db_, "SELECT id, number, gpus, hosts, layout, first_seen_ns, last_seen_ns, active, "
                 "windows FROM jobs ORDER BY number");
     if (!q.ok()) return MakeError(ErrorCode::kInternal, "{}: {}", path_, sqlite3_errmsg(db_));
-    while (q.Step() == SQLITE_ROW) {
+    while ((rc = q.Step()) == SQLITE_ROW) {
       JobState j;
       j.id = q.ColText(0);
       try {
@@ -113,6 +203,7 @@ StatusOr<LoadedState> Store::Load() {
       j.windows = static_cast<uint64_t>(q.ColInt(8));
       out.jobs.push_back(std::move(j));
     }
+    if (rc != SQLITE_DONE) return failed("jobs");
   }
   {
     Stmt q(db_, "SELECT start_ns, end_ns, step_s FROM (SELECT * FROM steps WHERE job = ?1 "
@@ -120,9 +211,10 @@ StatusOr<LoadedState> Store::Load() {
     for (JobState& j : out.jobs) {
       q.Text(1, j.id);
       q.Int(2, static_cast<int64_t>(kMaxStepsInMemory));
-      while (q.Step() == SQLITE_ROW) {
+      while ((rc = q.Step()) == SQLITE_ROW) {
         j.steps.push_back({q.ColInt(0), q.ColInt(1), q.ColReal(2)});
       }
+      if (rc != SQLITE_DONE) return failed("steps");
       q.Reset();
     }
   }
@@ -130,7 +222,7 @@ StatusOr<LoadedState> Store::Load() {
     Stmt q(db_, "SELECT doc FROM (SELECT id, doc FROM findings ORDER BY id DESC LIMIT ?1) "
                 "ORDER BY id");
     q.Int(1, static_cast<int64_t>(kMaxFindings));
-    while (q.Step() == SQLITE_ROW) {
+    while ((rc = q.Step()) == SQLITE_ROW) {
       std::optional<StoredFinding> f;
       try {
         f = FindingFromJson(json::parse(q.ColText(0)));
@@ -142,16 +234,18 @@ StatusOr<LoadedState> Store::Load() {
         ++out.bad_rows;
       }
     }
+    if (rc != SQLITE_DONE) return failed("findings");
   }
   {
     Stmt q(db_, "SELECT key, median, sigma, samples FROM baselines");
-    while (q.Step() == SQLITE_ROW) {
+    while ((rc = q.Step()) == SQLITE_ROW) {
       diagnosis::Baseline b;
       b.median = q.ColReal(1);
       b.sigma = q.ColReal(2);
       b.samples = static_cast<int>(q.ColInt(3));
       out.baselines[q.ColText(0)] = b;
     }
+    if (rc != SQLITE_DONE) return failed("baselines");
   }
   {
     Stmt q(db_, "SELECT value FROM meta WHERE key = 'next_job_number'");
@@ -230,7 +324,13 @@ Status Store::Write(const WindowWrite& w) {
     q.Text(1, std::to_string(w.next_job_number));
     if (q.Step() != SQLITE_DONE) return fail("meta");
   }
-  return Exec("COMMIT");
+  if (auto st = Exec("COMMIT"); !st) {
+    // Disk full, I/O error: nothing of this window is in the database; the caller keeps it.
+    // The COMMIT error is the one to report; a failed ROLLBACK leaves SQLite to roll back.
+    if (sqlite3_get_autocommit(db_) == 0) (void)Exec("ROLLBACK");
+    return st;
+  }
+  return OkStatus();
 }
 
 }  // namespace prism::service

@@ -31,7 +31,9 @@ struct LoadedState {
 
 class Store {
  public:
-  // Creates the file and schema if missing. kInvalidArgument / kInternal when it cannot be opened.
+  // Creates the file and schema if missing. kInvalidArgument when it cannot be opened or another
+  // process has it open (PATH.lock), kDataLoss when it is not a database or is corrupt (the file
+  // is left untouched), kInternal for other SQLite errors (e.g. locked beyond the busy timeout).
   static StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
   ~Store();
   Store(const Store&) = delete;
@@ -52,8 +54,10 @@ class Store {
  private:
   Store() = default;
   Status Exec(const char* sql);
+  Status QuickCheck();  // PRAGMA quick_check: kDataLoss naming the first problems
   sqlite3* db_ = nullptr;
   std::string path_;
+  int lock_fd_ = -1;  // PATH.lock, flock'ed while open
 };
 
 }  // namespace prism::service

@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -64,6 +67,51 @@ TEST(Store, WritesAndReadsBackAcrossReopen) {
   EXPECT_DOUBLE_EQ(loaded->baselines.at("10.0.0.1").median, 1.5);
   store->reset();
   std::filesystem::remove(path);
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+}
+
+// A corrupt page deep in the file (not the header SQLite reads at open): the integrity check at
+// start refuses the database and leaves it as it is; a fresh database is created owner-only.
+TEST(Store, CorruptPageRefusedAtStartAndFileUntouched) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("prism_store_corrupt_" + std::to_string(getpid()) + ".sqlite"))
+                               .string();
+  std::filesystem::remove(path);
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store) << store.error().message;
+    EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
+              std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    JobState job;
+    job.id = "job1";
+    job.gpus = {*IpAddr::Parse("10.0.0.1"), *IpAddr::Parse("10.0.0.2")};
+    Store::WindowWrite w;
+    w.jobs = {&job};
+    for (int64_t i = 0; i < 5000; ++i) w.steps.push_back({"job1", {i * 100, i * 100 + 90, 0.1}});
+    ASSERT_TRUE((*store)->Write(w));
+  }
+  ASSERT_GT(std::filesystem::file_size(path), 8u * 4096);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(5 * 4096);  // page 6: a b-tree page of the steps
+    const std::string garbage(4096, '\xab');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  auto read_all = [&] {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = read_all();
+  auto store = Store::Open(path);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().code, ErrorCode::kDataLoss);
+  EXPECT_NE(store.error().message.find("integrity check failed"), std::string::npos)
+      << store.error().message;
+  EXPECT_NE(store.error().message.find("left as it is"), std::string::npos);
+  EXPECT_EQ(read_all(), before);
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + ".lock");
   std::filesystem::remove(path + "-wal");
   std::filesystem::remove(path + "-shm");
 }

@@ -180,31 +180,136 @@ StoredFinding* Tracker::AddFinding(output::ReportFinding f, int64_t window_end_n
   return &it->second;
 }
 
-void Tracker::AnalyzeWindow(const Window& window, const PointTable& points,
-                            Store::WindowWrite* write, output::Report* report_out) {
+namespace {
+
+std::string LossSummary(const WindowLoss& loss) {
+  std::string by;
+  for (const auto& [reason, n] : loss.lost) {
+    if (n == 0) continue;
+    by += fmt::format("{}{} {}", by.empty() ? "" : ", ", reason, n);
+  }
+  return by;
+}
+
+int64_t WindowSpanNs(const Window& w) { return w.end_ns - w.start_ns; }
+
+}  // namespace
+
+const JobState* Tracker::FindJob(const std::string& id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+const StoredFinding* Tracker::FindFinding(int64_t id) const {
+  auto it = findings_.find(id);
+  return it == findings_.end() ? nullptr : &it->second;
+}
+
+void Tracker::NoteIncomplete(const Window& window, const WindowLoss& loss,
+                             const std::string& failed, Store::WindowWrite* write,
+                             output::Report* report) {
+  IncompleteWindow iw;
+  iw.start_ns = window.start_ns;
+  iw.end_ns = window.end_ns;
+  iw.nominal_start_ns = window.nominal_start_ns;
+  iw.records = window.records;
+  iw.lost = loss.lost;
+  iw.failed = failed;
+  if (loss.Total() == 0 && failed.empty() && !window.shortened()) return;
+  recent_incomplete_.push_back(std::move(iw));
+  while (recent_incomplete_.size() > kMaxIncompleteWindows) recent_incomplete_.pop_front();
+  ++incomplete_windows_;
+  if (loss.Total() > 0) {
+    // Loud: a finding, merged across consecutive windows like any other.
+    const double share = loss.Share();
+    output::ReportFinding f;
+    f.kind = kTelemetryLossKind;
+    f.severity = share >= 0.05    ? diagnosis::Severity::kCritical
+                 : share >= 0.001 ? diagnosis::Severity::kWarning
+                                  : diagnosis::Severity::kInfo;
+    f.start_ns = window.start_ns;
+    f.end_ns = window.end_ns;
+    f.metric = "records_lost_share";
+    f.value = share;
+    f.units = static_cast<int>(std::min<uint64_t>(loss.Total(), INT32_MAX));
+    f.summary = fmt::format(
+        "telemetry lost: {} of {} records ({:.3f}%) dropped before analysis while the window "
+        "ending {} arrived ({}); findings of this window may be missing or weaker",
+        loss.Total(), loss.Total() + loss.accepted, 100 * share, window.end_ns, LossSummary(loss));
+    if (report != nullptr) {
+      report->findings.push_back(std::move(f));  // merged below with the window's findings
+    } else {
+      write->findings.push_back(AddFinding(std::move(f), window.end_ns, true));
+    }
+  }
+  if (!failed.empty()) {
+    output::ReportFinding f;
+    f.kind = kTelemetryLossKind;
+    f.severity = diagnosis::Severity::kWarning;
+    f.start_ns = window.start_ns;
+    f.end_ns = window.end_ns;
+    f.metric = "window_not_analysed";
+    f.value = static_cast<double>(window.records);
+    f.summary = fmt::format("window {}-{} ({} records) was not analysed: {}", window.start_ns,
+                            window.end_ns, window.records, failed);
+    write->findings.push_back(AddFinding(std::move(f), window.end_ns, true));
+  }
+}
+
+Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const WindowLoss& loss,
+                              Store::WindowWrite* write, output::Report* report_out) {
   const auto t0 = std::chrono::steady_clock::now();
   *write = Store::WindowWrite();
-  // The window through the same pipeline as `analyze` (pipeline/analyze_window.h).
-  flow::FlowTable table;
-  table.Reserve(window.records.size());
-  for (const FlowRecord& r : window.records) table.OnRecord(r);
-  pipeline::PrepareWindowTable(&table, options_.window.analysis.threads);
-  output::ReportBuilder builder(static_cast<double>(options_.window_ns) / 1e9);
-  Stats input;
-  input.Add(Stat::records_read, window.records.size());
-  pipeline::WindowInputs in;
-  in.start_ns = window.start_ns;
-  in.end_ns = window.end_ns;
-  in.topology = topology_;
-  in.points = &points;
-  pipeline::WindowOptions window_options = options_.window;
-  window_options.measure_switch_bandwidth = true;
-  pipeline::WindowSummary summary = pipeline::AnalyzeWindow(
-      std::move(table), in, window_options, &baselines_, &input, &builder);
-  switch_dp_bw_ = std::move(summary.switch_dp_bandwidth);
-  builder.AddSource("live window", "live", window.records.size());
-  builder.SetInputStats(input);
-  output::Report report = builder.Build();
+  write->baselines = &baselines_;
+  write->next_job_number = next_job_number_;
+  const uint64_t window_records = window.records;
+  output::Report report;
+  diagnosis::BaselineStore baselines = baselines_;  // committed only if the window succeeds
+  std::vector<diagnosis::SwitchDpBandwidth> switch_dp_bw;
+  try {
+    // The window through the same pipeline as `analyze` (pipeline/analyze_window.h). The
+    // window's segments are let go as soon as its table is built (they are the buffer's memory).
+    flow::FlowTable table;
+    table.Reserve(window_records);
+    window.ForEach([&table](const BufferedRecord& r) { table.OnRecord(r.ToFlowRecord()); });
+    window.slices.clear();
+    window.slices.shrink_to_fit();
+    pipeline::PrepareWindowTable(&table, options_.window.analysis.threads);
+    output::ReportBuilder builder(static_cast<double>(options_.window_ns) / 1e9);
+    Stats input;
+    input.Add(Stat::records_read, window_records);
+    pipeline::WindowInputs in;
+    in.start_ns = window.start_ns;
+    in.end_ns = window.end_ns;
+    in.topology = topology_;
+    in.points = &points;
+    pipeline::WindowOptions window_options = options_.window;
+    window_options.measure_switch_bandwidth = true;
+    pipeline::WindowSummary summary = pipeline::AnalyzeWindow(
+        std::move(table), in, window_options, &baselines, &input, &builder);
+    switch_dp_bw = std::move(summary.switch_dp_bandwidth);
+    builder.AddSource("live window", "live", window_records);
+    builder.SetInputStats(input);
+    report = builder.Build();
+  } catch (const std::bad_alloc&) {
+    // Out of memory inside the window: nothing of it is kept (baselines untouched), the window
+    // is reported as not analysed, and the service goes on with the next one.
+    const std::string why = fmt::format(
+        "out of memory (std::bad_alloc) analysing {} records; lower --memory-limit or --window",
+        window_records);
+    ++windows_failed_;
+    NoteIncomplete(window, loss, why, write, nullptr);
+    return MakeError(ErrorCode::kInternal, "window {}-{}: {}", window.start_ns,
+                     window.end_ns, why);
+  }
+  baselines_ = std::move(baselines);
+  switch_dp_bw_ = std::move(switch_dp_bw);
+  if (!report.windows.empty()) {
+    report.windows.back().records_lost = loss.lost;
+    std::erase_if(report.windows.back().records_lost, [](const auto& kv) { return kv.second == 0; });
+    report.windows.back().nominal_start_ns = window.nominal_start_ns;
+  }
+  NoteIncomplete(window, loss, "", write, &report);
 
   // Job identity across windows.
   std::map<std::string, std::string> rename;  // window job id -> service job id
@@ -322,7 +427,6 @@ void Tracker::AnalyzeWindow(const Window& window, const PointTable& points,
   std::sort(changed.begin(), changed.end());
   changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
   for (const std::string& id : changed) write->jobs.push_back(&jobs_[id]);
-  write->baselines = &baselines_;
   write->next_job_number = next_job_number_;
 
   output::HtmlReportOptions html;
@@ -341,9 +445,10 @@ void Tracker::AnalyzeWindow(const Window& window, const PointTable& points,
   ++windows_;
   window_start_ns_ = window.start_ns;
   window_end_ns_ = window.end_ns;
-  window_records_ = window.records.size();
+  window_records_ = window_records;
   analysis_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return OkStatus();
 }
 
 std::shared_ptr<const Snapshot> Tracker::BuildSnapshot() const {
@@ -372,6 +477,9 @@ std::shared_ptr<const Snapshot> Tracker::BuildSnapshot() const {
   s->finding_raises = finding_raises_;
   s->dashboard_json = dashboard_json_;
   s->report = latest_report_;
+  s->windows_failed = windows_failed_;
+  s->incomplete_windows = incomplete_windows_;
+  s->recent_incomplete.assign(recent_incomplete_.begin(), recent_incomplete_.end());
   return s;
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,6 +32,7 @@
 #include "service/snapshot.h"
 #include "service/store.h"
 #include "service/window_buffer.h"
+#include "service/window_loss.h"
 
 namespace prism::service {
 
@@ -48,17 +50,28 @@ class Tracker {
   // State loaded from the store at start.
   void Restore(LoadedState state);
 
-  // Analyses one window (pipeline::AnalyzeWindow, as `analyze` does); fills `write` with what
-  // changed (pointers into this Tracker, valid until the next call). `report_out`, if not null,
-  // receives the window's report with the tracker's job ids (the dashboard's data).
-  void AnalyzeWindow(const Window& window, const PointTable& points, Store::WindowWrite* write,
-                     output::Report* report_out = nullptr);
+  // Analyses one window (pipeline::AnalyzeWindow, as `analyze` does; the window's segments are
+  // released once its table is built); fills `write` with what changed (pointers into this
+  // Tracker, valid until the next call). `loss` is what was lost on the way to this window: a
+  // kTelemetryLossKind finding and the report's `records_lost`. `report_out`, if not null,
+  // receives the window's report with the tracker's job ids. Running out of memory inside the
+  // window (std::bad_alloc) keeps nothing of it: kResourceExhausted, the window noted as not
+  // analysed (a finding in `write`), and the Tracker ready for the next window.
+  Status AnalyzeWindow(Window window, const PointTable& points, const WindowLoss& loss,
+                       Store::WindowWrite* write, output::Report* report_out = nullptr);
+
+  // What the store may need to write again after a failed write (null when gone since).
+  const JobState* FindJob(const std::string& id) const;
+  const StoredFinding* FindFinding(int64_t id) const;
 
   std::shared_ptr<const Snapshot> BuildSnapshot() const;
 
   const diagnosis::BaselineStore& baselines() const { return baselines_; }
+  int64_t next_job_number() const { return next_job_number_; }
 
  private:
+  void NoteIncomplete(const Window& window, const WindowLoss& loss, const std::string& failed,
+                      Store::WindowWrite* write, output::Report* report);
   std::string AssignJob(const output::ReportJob& job, int64_t window_end_ns, bool* is_new);
   StoredFinding* AddFinding(output::ReportFinding f, int64_t window_end_ns, bool mergeable);
   void CountRaise(const output::ReportFinding& f) {
@@ -85,6 +98,8 @@ class Tracker {
   int64_t window_start_ns_ = 0, window_end_ns_ = 0;
   uint64_t window_records_ = 0;
   double analysis_seconds_ = 0;
+  uint64_t windows_failed_ = 0, incomplete_windows_ = 0;
+  std::deque<IncompleteWindow> recent_incomplete_;
 };
 
 }  // namespace prism::service

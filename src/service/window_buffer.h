@@ -1,26 +1,44 @@
 // File: service/window_buffer.h
 // Sliding analysis windows over a live record stream (`llmprism serve`). Records are kept in
-// buckets of one step (by start time, epoch-aligned); a window is the `window_ns / step_ns` buckets
-// before a step boundary. Event time drives it: the watermark is the latest record end seen minus
-// the reorder allowance, and a window is due once the watermark passes its end, so records may
-// arrive up to `reorder_ns` late (exporter active timeouts, several exporters) and still count.
-// A record whose bucket no future window covers is late: dropped and counted. The buffer never
-// holds more than `max_records` (beyond it records are dropped and counted), and buckets no future
-// window needs are freed as soon as a window is taken.
+// buckets of one step (by start time, epoch-aligned; service/record_segment.h); a window is the
+// `window_ns / step_ns` buckets before a step boundary and shares their segments (no copy). Event
+// time drives it: the watermark is the latest record end seen minus the reorder allowance, and a
+// window is due once the watermark passes its end, so records may arrive up to `reorder_ns` late
+// (exporter active timeouts, several exporters) and still count. A record whose bucket no future
+// window covers is late: dropped and counted. Buckets no future window needs are freed as soon as
+// a window is taken.
 //
-// The first window is the whole window that starts with the first record's step, so no window is
-// analysed half empty; after a gap in the data (no record for a whole window) windows
-// start again the same way. Flush() (idle input, shutdown) makes the watermark the latest record
-// end: the windows up to the one holding the latest data are then due (with less than a window
-// of data, that one window).
+// The first window is the whole window that starts with the step of the earliest record seen
+// while the first reorder allowance of data arrived (records out of order at the very start are
+// not late), so no window is analysed half empty; after a gap in the data (no record for a whole
+// window) windows start again with the data. Flush() (idle input, shutdown) makes the watermark the latest record end: the
+// windows up to the one holding the latest data are then due (with less than a window of data,
+// that one window).
+//
+// Memory by budget, not by record count (docs/api.md, "Memory"). `max_bytes` bounds the bytes of
+// every segment alive (the MemoryAccount: this buffer's and those of windows still being
+// analysed); `max_window_records` bounds the records of one window (what its analysis may hold).
+// When the input outgrows them, windows get shorter, never silently emptier:
+//   - a record that needs memory beyond `max_bytes` first evicts the oldest bucket that a taken
+//     window has already covered (later windows then start later: shorter windows);
+//   - a window with more than `max_window_records` starts later (its oldest buckets are dropped
+//     from it, and given up if no window covered them: their records count as lost);
+//   - when nothing covered is left to evict (the steps not yet analysed fill the budget), the
+//     next window ends early, at the start of the newest step, and is due at once (records may
+//     overrun the budget by an eighth until it is taken);
+//   - only beyond that (one step's records alone outgrow the budget, or analysis cannot take the
+//     early window) is a record refused (kFull, counted as buffer_full);
+// and every window says how it was cut (Window::nominal_start_ns, shortened).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "core/flow_record.h"
+#include "service/record_segment.h"
 
 namespace prism::service {
 
@@ -28,43 +46,90 @@ struct WindowBufferOptions {
   int64_t window_ns = 60'000'000'000;
   int64_t step_ns = 10'000'000'000;    // window_ns must be a multiple of it
   int64_t reorder_ns = 5'000'000'000;  // how late (by end time) a record may come
-  size_t max_records = 4'000'000;      // ~ 80 bytes each
+  int64_t max_bytes = 0;               // of segments alive (MemoryAccount); 0 = unbounded
+  uint64_t max_window_records = 0;     // records per window; 0 = unbounded
 };
 
 struct Window {
-  int64_t start_ns = 0, end_ns = 0;
-  std::vector<FlowRecord> records;  // start_ns in [start_ns, end_ns), unsorted
+  int64_t start_ns = 0, end_ns = 0;  // the interval analysed
+  int64_t nominal_start_ns = 0;      // end_ns - window length; < start_ns when shortened
+  std::vector<WindowSlice> slices;
+  uint64_t records = 0;
+
+  bool shortened() const { return start_ns > nominal_start_ns; }
+  template <typename F>
+  void ForEach(F&& f) const {
+    for (const WindowSlice& s : slices) {
+      for (const BufferedRecord& r : s.segment->First(s.count)) f(r);
+    }
+  }
 };
 
 class WindowBuffer {
  public:
   enum class AddResult { kAccepted, kLate, kFull };
 
-  explicit WindowBuffer(const WindowBufferOptions& options);
+  // `account` counts the bytes of this buffer's segments (shared with the windows it hands out);
+  // a fresh one when null.
+  explicit WindowBuffer(const WindowBufferOptions& options,
+                        std::shared_ptr<MemoryAccount> account = nullptr);
 
   AddResult Add(const FlowRecord& r);
-  // The next due window, if any (copies its records; frees buckets no later window needs).
-  bool TakeDue(Window* out);
+  // The next due window, if any, oldest first (frees buckets no later window needs). With
+  // `max_lag_windows` > 0, when more than that many further windows are due (analysis fell that
+  // far behind), returns the newest due one and skips the others (counted: windows_skipped;
+  // records no taken window then covers: records_skipped).
+  bool TakeDue(Window* out, size_t max_lag_windows = 0);
   // Makes every window that holds data due (the watermark jumps to the latest end seen).
   void Flush() { flush_ = true; }
 
-  size_t size() const { return size_; }
+  size_t size() const { return size_; }  // records held
+  int64_t bytes() const { return account_->bytes(); }
+  const std::shared_ptr<MemoryAccount>& account() const { return account_; }
   bool started() const { return started_; }
+  bool anchored() const { return anchored_; }  // the first window is placed
   int64_t max_end_ns() const { return max_end_ns_; }
   int64_t watermark_ns() const;
   int64_t next_end_ns() const { return next_end_ns_; }  // end of the next window to be taken
+  const WindowBufferOptions& options() const { return options_; }
+
+  // Degradation, cumulative: buckets evicted for memory after a window covered them (later
+  // windows shortened), windows taken shorter than configured, records given up without any
+  // window covering them (memory), windows skipped and the records only they held.
+  uint64_t buckets_evicted() const { return buckets_evicted_; }
+  uint64_t windows_shortened() const { return windows_shortened_; }
+  uint64_t records_given_up() const { return records_given_up_; }
+  uint64_t windows_skipped() const { return windows_skipped_; }
+  uint64_t records_skipped() const { return records_skipped_; }
 
  private:
+  struct StepBucket {
+    std::vector<std::shared_ptr<RecordSegment>> segments;
+    size_t records = 0;
+    bool taken = false;  // part of a window handed out
+  };
   int64_t Bucket(int64_t t_ns) const;
+  bool EvictOldestCovered();
+  void FreeBucket(std::map<int64_t, StepBucket>::iterator it, uint64_t* untaken_counter);
+  // The due window [lo, hi) buckets; false when none is due.
+  bool NextDue(int64_t* lo, int64_t* hi);
+  void Anchor();
 
   WindowBufferOptions options_;
-  std::map<int64_t, std::vector<FlowRecord>> buckets_;  // bucket index -> records
+  std::shared_ptr<MemoryAccount> account_;
+  std::map<int64_t, StepBucket> buckets_;  // bucket index -> records
   size_t size_ = 0;
   bool started_ = false;
+  bool anchored_ = false;
+  int64_t min_start_ns_ = INT64_MAX;  // until anchored
   bool flush_ = false;
   int64_t max_end_ns_ = INT64_MIN;
   int64_t next_end_ns_ = 0;
   int64_t last_taken_end_ns_ = INT64_MIN;
+  int64_t given_up_before_ = INT64_MIN;  // buckets below this were given up for memory
+  int64_t cut_end_ns_ = INT64_MIN;       // the budget asks for a window ending here, now
+  uint64_t buckets_evicted_ = 0, windows_shortened_ = 0, records_given_up_ = 0;
+  uint64_t windows_skipped_ = 0, records_skipped_ = 0;
 };
 
 }  // namespace prism::service

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace prism::service {
 namespace {
 
@@ -22,8 +24,13 @@ WindowBufferOptions Opts() {
   o.window_ns = 60 * kS;
   o.step_ns = 10 * kS;
   o.reorder_ns = 5 * kS;
-  o.max_records = 1000;
   return o;
+}
+
+std::vector<int64_t> StartsS(const Window& w) {
+  std::vector<int64_t> out;
+  w.ForEach([&](const BufferedRecord& r) { out.push_back(r.start_ns / kS); });
+  return out;
 }
 
 TEST(WindowBuffer, FirstWindowIsWholeAndSlidesByStep) {
@@ -34,11 +41,13 @@ TEST(WindowBuffer, FirstWindowIsWholeAndSlidesByStep) {
   ASSERT_TRUE(b.TakeDue(&w));
   EXPECT_EQ(w.start_ns, 1000 * kS);
   EXPECT_EQ(w.end_ns, 1060 * kS);
-  EXPECT_EQ(w.records.size(), 57u);
+  EXPECT_EQ(w.records, 57u);
+  EXPECT_EQ(StartsS(w).size(), 57u);
+  EXPECT_FALSE(w.shortened());
   ASSERT_TRUE(b.TakeDue(&w));
   EXPECT_EQ(w.start_ns, 1010 * kS);
   EXPECT_EQ(w.end_ns, 1070 * kS);
-  EXPECT_EQ(w.records.size(), 60u);
+  EXPECT_EQ(w.records, 60u);
   ASSERT_TRUE(b.TakeDue(&w));
   EXPECT_EQ(w.end_ns, 1080 * kS);
   // Watermark = 1099.1 - 5 = 1094.1: the window ending 1090 is due, 1100 is not.
@@ -47,6 +56,23 @@ TEST(WindowBuffer, FirstWindowIsWholeAndSlidesByStep) {
   EXPECT_FALSE(b.TakeDue(&w));
   // Buckets before the next window's start (1040) are freed.
   EXPECT_EQ(b.size(), static_cast<size_t>(1100 - 1040));
+}
+
+// Out of order at the very start: a record of an earlier step that arrives within the reorder
+// allowance after the first one is not late; the first window starts with it.
+TEST(WindowBuffer, FirstWindowWaitsOutTheReorderAllowance) {
+  WindowBuffer b(Opts());
+  ASSERT_EQ(b.Add(Rec(1003)), WindowBuffer::AddResult::kAccepted);
+  ASSERT_EQ(b.Add(Rec(1004)), WindowBuffer::AddResult::kAccepted);
+  EXPECT_FALSE(b.anchored());
+  ASSERT_EQ(b.Add(Rec(998)), WindowBuffer::AddResult::kAccepted);  // 6 s before, arrives third
+  for (int64_t t = 1005; t < 1100; ++t) ASSERT_EQ(b.Add(Rec(t)), WindowBuffer::AddResult::kAccepted);
+  EXPECT_TRUE(b.anchored());
+  EXPECT_EQ(b.Add(Rec(985)), WindowBuffer::AddResult::kLate);  // now it is late
+  Window w;
+  ASSERT_TRUE(b.TakeDue(&w));
+  EXPECT_EQ(w.start_ns, 990 * kS);
+  EXPECT_EQ(w.records, 1u + 2u + 45u);  // 998, 1003, 1004, 1005..1049
 }
 
 TEST(WindowBuffer, LateRecordsWithinReorderCountTooLateOnesDrop) {
@@ -63,21 +89,19 @@ TEST(WindowBuffer, LateRecordsWithinReorderCountTooLateOnesDrop) {
   b.Add(Rec(1090));
   ASSERT_TRUE(b.TakeDue(&w));
   EXPECT_EQ(w.end_ns, 1080 * kS);
-  EXPECT_EQ(w.records.size(), 56u + 1u);  // 1020..1075 and the late 1065
+  EXPECT_EQ(w.records, 56u + 1u);  // 1020..1075 and the late 1065
+  EXPECT_EQ(StartsS(w).size(), 57u);
 }
 
-TEST(WindowBuffer, BoundedAndFlushable) {
-  WindowBufferOptions o = Opts();
-  o.max_records = 10;
-  WindowBuffer b(o);
+TEST(WindowBuffer, FlushMakesTheDataDue) {
+  WindowBuffer b(Opts());
   for (int i = 0; i < 10; ++i) EXPECT_EQ(b.Add(Rec(1000 + i)), WindowBuffer::AddResult::kAccepted);
-  EXPECT_EQ(b.Add(Rec(1011)), WindowBuffer::AddResult::kFull);
   Window w;
   EXPECT_FALSE(b.TakeDue(&w));  // watermark 1004: nothing due
   b.Flush();
   ASSERT_TRUE(b.TakeDue(&w));
   EXPECT_EQ(w.end_ns, 1060 * kS);
-  EXPECT_EQ(w.records.size(), 10u);
+  EXPECT_EQ(w.records, 10u);
   EXPECT_FALSE(b.TakeDue(&w));  // the next window starts after the data
 }
 
@@ -94,6 +118,157 @@ TEST(WindowBuffer, SkipsGapsAndStartsAWholeWindowAfter) {
   // the next window is a whole one after the data resumes (5060); the watermark is 5094.1.
   const std::vector<int64_t> want = {1070, 1080, 1090, 1100, 1110, 1120, 5060, 5070, 5080, 5090};
   EXPECT_EQ(ends, want);
+}
+
+// A window shares its buckets' segments: records added to a bucket after the window was taken
+// are not in it, and its records stay readable after the buffer freed the bucket.
+TEST(WindowBuffer, WindowsShareSegmentsWithoutCopying) {
+  WindowBuffer b(Opts());
+  for (int64_t t = 1000; t < 1066; ++t) b.Add(Rec(t));
+  Window w;
+  ASSERT_TRUE(b.TakeDue(&w));
+  const int64_t bytes = b.bytes();
+  EXPECT_GT(bytes, 0);
+  EXPECT_EQ(b.Add(Rec(1059)), WindowBuffer::AddResult::kAccepted);  // into a shared bucket
+  EXPECT_EQ(w.records, 60u);
+  EXPECT_EQ(StartsS(w).size(), 60u);
+  for (int64_t t = 1066; t < 1200; ++t) b.Add(Rec(t));
+  Window later;
+  while (b.TakeDue(&later)) {
+  }
+  EXPECT_EQ(StartsS(w).front(), 1000);  // bucket 100 is long freed by the buffer, not by `w`
+  EXPECT_EQ(StartsS(w).size(), 60u);
+}
+
+// Memory by budget: when the records of a whole window and the steps after it do not fit, the
+// oldest buckets a window already covered are evicted and later windows start later (shorter),
+// and no record is refused.
+TEST(WindowBuffer, BudgetShortensWindowsInsteadOfDropping) {
+  WindowBufferOptions o = Opts();
+  // 256-record segments of 72 bytes: room for 20 segments, i.e. 20 buckets of <= 256 records.
+  o.max_bytes = 20 * 256 * static_cast<int64_t>(sizeof(BufferedRecord));
+  WindowBuffer b(o);
+  Window w;
+  std::vector<Window> windows;
+  uint64_t added = 0;
+  // 200 records per 10 s step, 40 steps (400 s); windows taken as they come due.
+  for (int64_t step = 0; step < 40; ++step) {
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_EQ(b.Add(Rec(1000 + step * 10 + i % 10)), WindowBuffer::AddResult::kAccepted)
+          << "step " << step;
+      ++added;
+    }
+    while (b.TakeDue(&w)) {
+      w.slices.clear();  // analysed: its segments are let go
+      windows.push_back(std::move(w));
+    }
+    EXPECT_LE(b.bytes(), o.max_bytes);
+  }
+  // 6 buckets per window + 1 filling + the one being added fit in 20: no shortening needed yet.
+  for (const Window& x : windows) EXPECT_FALSE(x.shortened());
+  EXPECT_EQ(b.records_given_up(), 0u);
+
+  // Now 600 records per step (1,024 records in 3 segments): a window of 6 steps no longer fits
+  // with the steps after it, so windows get shorter. The window thread looks for due windows
+  // after every batch; here after every record.
+  WindowBuffer c(o);
+  windows.clear();
+  for (int64_t step = 0; step < 40; ++step) {
+    for (int i = 0; i < 600; ++i) {
+      ASSERT_EQ(c.Add(Rec(1000 + step * 10 + i % 10)), WindowBuffer::AddResult::kAccepted)
+          << "step " << step << " record " << i;
+      while (c.TakeDue(&w)) {
+        w.slices.clear();  // analysed: its segments are let go
+        windows.push_back(std::move(w));
+      }
+      EXPECT_LE(c.bytes(), o.max_bytes + o.max_bytes / 8);
+    }
+  }
+  ASSERT_GT(windows.size(), 10u);
+  size_t shortened = 0;
+  // The first window ends early ([990, 1050): the budget filled before 1060); every later one
+  // starts later than a whole window would.
+  EXPECT_EQ(windows[0].end_ns, 1050 * kS);
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const Window& x = windows[i];
+    shortened += x.shortened() ? 1 : 0;
+    EXPECT_EQ(x.end_ns - x.nominal_start_ns, 60 * kS);
+    EXPECT_GE(x.end_ns - x.start_ns, 10 * kS);  // at least one step
+    if (i > 0) EXPECT_TRUE(x.shortened()) << x.start_ns / kS << "-" << x.end_ns / kS;
+  }
+  EXPECT_GT(shortened, 0u);
+  EXPECT_EQ(c.windows_shortened(), shortened);
+  EXPECT_GT(c.buckets_evicted(), 0u);
+  EXPECT_EQ(c.records_given_up(), 0u);  // every record was in some window
+}
+
+// When the budget cannot hold even the steps not yet analysed, records are refused (kFull) and
+// counted by the caller; nothing is dropped without saying so.
+TEST(WindowBuffer, BudgetBelowOneStepRefusesAndSaysSo) {
+  WindowBufferOptions o = Opts();
+  o.max_bytes = 2 * 256 * static_cast<int64_t>(sizeof(BufferedRecord));
+  WindowBuffer b(o);
+  size_t accepted = 0, full = 0;
+  for (int i = 0; i < 1000; ++i) {
+    switch (b.Add(Rec(1000 + i % 10))) {
+      case WindowBuffer::AddResult::kAccepted: ++accepted; break;
+      case WindowBuffer::AddResult::kFull: ++full; break;
+      case WindowBuffer::AddResult::kLate: break;
+    }
+  }
+  EXPECT_EQ(accepted, 512u);
+  EXPECT_EQ(full, 488u);
+  EXPECT_LE(b.bytes(), o.max_bytes);
+}
+
+// The analysis bound: a window holding more records than its analysis may starts later; buckets
+// no window covered are given up and counted.
+TEST(WindowBuffer, WindowRecordBoundStartsTheWindowLater) {
+  WindowBufferOptions o = Opts();
+  o.max_window_records = 250;
+  WindowBuffer b(o);
+  for (int64_t t = 1000; t < 1066; ++t) {
+    for (int i = 0; i < 10; ++i) b.Add(Rec(t));  // 100 records per 10 s step
+  }
+  Window w;
+  ASSERT_TRUE(b.TakeDue(&w));  // [1000, 1060): 600 records, only the last 2 steps fit
+  EXPECT_EQ(w.records, 200u);
+  EXPECT_EQ(w.start_ns, 1040 * kS);
+  EXPECT_TRUE(w.shortened());
+  EXPECT_EQ(b.records_given_up(), 400u);  // 1000..1039: never in a window
+  EXPECT_EQ(b.Add(Rec(1035)), WindowBuffer::AddResult::kFull);  // its bucket was given up
+}
+
+// Analysis behind by more than the allowed lag: the newest due window is taken and the others
+// are skipped; records no taken window covered are counted. Within the lag, oldest first.
+TEST(WindowBuffer, FarBehindSkipsToTheNewestDueWindow) {
+  WindowBufferOptions o = Opts();
+  o.window_ns = 20 * kS;
+  WindowBuffer b(o);
+  for (int64_t t = 1000; t < 1100; ++t) b.Add(Rec(t));
+  Window w;
+  // Due: windows ending 1020 .. 1090 (watermark 1094.1): 7 behind the first, more than 2.
+  ASSERT_TRUE(b.TakeDue(&w, /*max_lag_windows=*/2));
+  EXPECT_EQ(w.end_ns, 1090 * kS);
+  EXPECT_EQ(w.start_ns, 1070 * kS);
+  EXPECT_EQ(b.windows_skipped(), 7u);
+  EXPECT_EQ(b.records_skipped(), 70u);  // 1000..1069
+  EXPECT_FALSE(b.TakeDue(&w, 2));
+
+  WindowBuffer c(o);
+  for (int64_t t = 1000; t < 1046; ++t) c.Add(Rec(t));
+  // Due: 1020, 1030, 1040 (watermark 1040.1): within a lag of 2, oldest first.
+  std::vector<int64_t> ends;
+  while (c.TakeDue(&w, 2)) ends.push_back(w.end_ns / kS);
+  EXPECT_EQ(ends, (std::vector<int64_t>{1020, 1030, 1040}));
+  EXPECT_EQ(c.windows_skipped(), 0u);
+  // A flush of a short burst gives one window, not one per step of the burst.
+  WindowBuffer d(Opts());
+  for (int64_t t = 1000; t < 1030; ++t) d.Add(Rec(t));
+  d.Flush();
+  ends.clear();
+  while (d.TakeDue(&w, 5)) ends.push_back(w.end_ns / kS);
+  EXPECT_EQ(ends, (std::vector<int64_t>{1060}));
 }
 
 }  // namespace

@@ -33,11 +33,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import variants as V  # noqa: E402
+import wire_summary  # noqa: E402
 
 # A pair carried tensor data if it moved at least this many TCP payload bytes per training step
-# on average. Handshakes and rendezvous happen before the first step; the smallest tensor
-# message of any variant is a 64x512 float activation (128 KiB) per micro-batch.
-MIN_BYTES_PER_STEP = 4096
+# on average. Handshakes and rendezvous happen before the first step and the final barrier moves
+# a few hundred bytes; every pair that carries tensors moves at least 1 MiB per step (two
+# 512 KiB messages, activations or gradient chunks).
+MIN_BYTES_PER_STEP = 64 << 10
 
 
 def read_pcap(path):
@@ -107,31 +109,12 @@ def label_of(job, ra, rb):
     return None
 
 
-def flowlet_rates(packets, ip, lo_ns, hi_ns, gap_ns=1_000_000, min_bytes=64 << 10):
-    """Bytes/s of the flowlets (1 ms gap, per direction of a connection) to or from `ip` that
-    start in [lo_ns, hi_ns) and carry at least min_bytes."""
-    open_ = {}
-    rates = []
-
-    def close(fl):
-        if fl[2] >= min_bytes and fl[1] > fl[0] and lo_ns <= fl[0] < hi_ns:
-            rates.append(fl[2] * 1e9 / (fl[1] - fl[0]))
-
-    for (t, src, dst, sport, dport, payload) in packets:
-        if payload <= 0 or ip not in (src, dst):
-            continue
-        key = (src, dst, sport, dport)
-        fl = open_.get(key)
-        if fl and t - fl[1] > gap_ns:
-            close(fl)
-            fl = None
-        if fl is None:
-            open_[key] = [t, t, payload]
-        else:
-            fl[1], fl[2] = t, fl[2] + payload
-    for fl in open_.values():
-        close(fl)
-    return rates
+def message_rates(msgs, ip, keep):
+    """Bytes/s of the gloo messages of >= 256 KiB payload to or from `ip` for which
+    keep(t0_ns, t1_ns) holds, each from its first to its last packet."""
+    return [m["bytes"] * 1e9 / (m["t1_ns"] - m["t0_ns"]) for m in msgs
+            if m["bytes"] >= (256 << 10) and ip in (m["src"], m["dst"]) and
+            m["t1_ns"] > m["t0_ns"] and keep(m["t0_ns"], m["t1_ns"])]
 
 
 def main():
@@ -157,6 +140,8 @@ def main():
 
     # Step logs.
     logs = {}
+    cpu = {}
+    late = {}
     torch_version = None
     for j in variant["jobs"]:
         for r in range(j["dp"] * j["pp"] * j["tp"]):
@@ -165,6 +150,8 @@ def main():
             if sorted(steps) != list(range(j["steps"])):
                 raise SystemExit(f"{j['name']} rank {r}: logged steps {sorted(steps)[:3]}... "
                                  f"({len(steps)}), expected 0..{j['steps'] - 1}")
+            cpu[(j["name"], r)] = [e["cpu_ms"] for e in ev if e["event"] == "step"][1:]
+            late[(j["name"], r)] = [e["late_ms"] for e in ev if e["event"] == "step"][1:]
             starts = [e for e in ev if e["event"] == "start"]
             torch_version = starts[0]["torch"] if starts else torch_version
             logs[(j["name"], r)] = steps
@@ -204,7 +191,7 @@ def main():
     pairs, pair_table = [], []
     ip_key = lambda s: tuple(int(x) for x in s.split("."))  # noqa: E731
     for (ipa, ipb), c in sorted(pair_bytes.items(), key=lambda kv: [ip_key(s) for s in kv[0]]):
-        (ja, ra), (jb, rb) = rank_of_ip[ipa], rank_of_ip[ipb]
+        (ja, ra), (_, rb) = rank_of_ip[ipa], rank_of_ip[ipb]
         job = V.job_config(args.variant, ja)
         label = label_of(job, ra, rb)
         data = c["train"] >= MIN_BYTES_PER_STEP * job["steps"]
@@ -248,12 +235,16 @@ def main():
         ip = link["ip"]
         lo, hi = link["on_ns"][0], link["off_ns"][1]
         jobs_of = sorted({rank_of_ip[ip][0]})
-        # The slowdown as measured: median rate of the host's large flowlets outside / inside.
+        # The slowdown as measured: the median transfer rate of the host's tensor messages
+        # (gloo messages read from the capture) during training outside the span over inside.
         train_lo = min(w[0] for w in windows.values())
         train_hi = max(w[1] for w in windows.values())
-        inside = flowlet_rates(packets, ip, lo, hi)
-        outside = flowlet_rates(packets, ip, train_lo, lo) + flowlet_rates(packets, ip, hi,
-                                                                            train_hi)
+        msgs, _, _ = wire_summary.messages(
+            wire_summary.read_packets(os.path.join(args.work, "capture.pcap")), set(rank_of_ip),
+            store_ports)
+        inside = message_rates(msgs, ip, lambda t0, t1: lo <= t0 and t1 <= hi)
+        outside = message_rates(msgs, ip, lambda t0, t1: train_lo <= t0 <= train_hi and
+                                (t1 < lo or t0 > hi))
         factor = (statistics.median(outside) / statistics.median(inside)
                   if inside and outside else None)
         faults.append({"id": f"f{len(faults)}", "kind": "degraded_link", "cause": "network",
@@ -289,6 +280,15 @@ def main():
         "steps_per_rank": {j["name"]: j["steps"] for j in variant["jobs"]},
         "truth_steps": sum(len(t["steps"]) for t in timelines),
         "seconds": args.seconds,
+        # Per rank, over its truth steps: median step seconds and median CPU ms the rank's
+        # process used per step (its real math, gloo and Python; the emulated GPU time sleeps).
+        "step_s_median": {ip_of[k]: round(statistics.median(
+            (v[i] - v[i - 1]) / 1e9 for i in range(1, len(v))), 4) for k, v in logs.items()},
+        "step_cpu_ms_median": {ip_of[k]: round(statistics.median(v), 1) for k, v in cpu.items()
+                               if v},
+        # Per rank: the largest delay, over its truth steps, between the emulated GPU's end of
+        # the optimizer (the logged step end) and the moment the process woke from it.
+        "late_ms_max": {ip_of[k]: max(v) for k, v in late.items() if v},
         "pair_bytes": pair_table,
     }
     with open(os.path.join(args.out, "meta.json"), "w") as f:

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The committed real-traffic corpus is usable: every variant's capture decodes (llmprism analyze
 exits 0, reads records, counts no bad packet), its truth.json is well-formed and consistent with
-topology.csv and meta.json, and `llmprism eval` accepts truth and report. Needs no torch.
+topology.csv and meta.json, `llmprism eval` accepts truth and report, and the tensors on the wire
+have realistic sizes (wire_summary.py reads gloo's message preambles): every truth pair carries
+data messages whose median payload is at least MIN_MEDIAN_MESSAGE_BYTES of its kind, far above
+the few-KiB control writes of a collective library. Needs no torch.
 
 Also used by regen.sh on a freshly made variant (--expect-one-job: analyze must find exactly one
 job, with the truth's GPU set).
@@ -12,10 +15,21 @@ import argparse
 import csv
 import json
 import os
+import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wire_summary  # noqa: E402
+
 MIN_STEPS = 40  # optimizer steps per rank (truth steps: one fewer)
+# Median payload of a truth pair's data messages, per pair kind: activations and gradients
+# (pp) and tensor-parallel all-reduce chunks (tp) of 256 KiB or more; data-parallel ring chunks
+# of 128 KiB or more (DDP's 1 MiB buckets cut in 2 x 4 ring chunks).
+MIN_MEDIAN_MESSAGE_BYTES = {"pp": 256 << 10, "tp": 256 << 10, "dp": 128 << 10}
+# Share of the GPU pairs' payload bytes whose gloo messages wire_summary.py reads (the rest are
+# messages whose preamble starts inside a packet, beyond the snapshot length).
+MIN_PARSED_FRACTION = 0.8
 
 
 def fail(variant, msg):
@@ -90,6 +104,28 @@ def check_truth(v, truth, topo, meta):
         fail(v, "meta.json truth_steps differs from truth.json")
 
 
+def check_wire(v, d, truth):
+    """Message sizes per truth pair from the capture; returns {kind: [median payloads]}."""
+    _, role, msgs, parsed, unparsed, window, _ = wire_summary.summarize(d)
+    if parsed < MIN_PARSED_FRACTION * (parsed + unparsed):
+        fail(v, f"only {parsed / max(parsed + unparsed, 1):.3f} of the payload bytes read as "
+                f"gloo messages (expected >= {MIN_PARSED_FRACTION})")
+    sizes = {}
+    for m in wire_summary.training_data(role, msgs, window):
+        sizes.setdefault(tuple(sorted((m["src"], m["dst"]))), []).append(m["bytes"])
+    medians = {}
+    for p in truth["pairs"]:
+        got = sizes.get(tuple(sorted((p["a"], p["b"]))))
+        if not got:
+            fail(v, f"{p['label']} pair {p['a']} - {p['b']}: no data message read")
+        med = statistics.median(got)
+        if med < MIN_MEDIAN_MESSAGE_BYTES[p["label"]]:
+            fail(v, f"{p['label']} pair {p['a']} - {p['b']}: median message {med:.0f} bytes, "
+                    f"expected >= {MIN_MEDIAN_MESSAGE_BYTES[p['label']]}")
+        medians.setdefault(p["label"], []).append(med)
+    return medians
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
@@ -138,12 +174,16 @@ def main():
             jobs = [sorted(j["gpus"]) for j in report["jobs"]]
             if jobs != [truth_gpus]:
                 fail(v, f"analyze found jobs {jobs}, expected exactly one with {truth_gpus}")
+        medians = check_wire(v, d, truth)
+        sizes = ", ".join(f"{k} {min(m) / 1024:.0f}" + (f"-{max(m) / 1024:.0f}" if max(m) > min(m)
+                                                        else "")
+                          for k, m in sorted(medians.items()))
         steps = sum(len(t["steps"]) for t in truth["timelines"])
         print(f"ok {v}: {inp['records_read']} records from "
               f"{inp.get('pcap_packets', '?')} packets, {len(truth['jobs'])} jobs, "
               f"{sum(len(j['gpus']) for j in truth['jobs'])} GPUs, {len(truth['pairs'])} pairs, "
               f"{steps} truth steps, {len(truth['faults'])} faults, report "
-              f"{len(report['jobs'])} jobs")
+              f"{len(report['jobs'])} jobs; median message KiB per pair: {sizes}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$here/corpus
-snaplen=128
+snaplen=96
 level=19
 variants=()
 while (($#)); do
@@ -138,7 +138,7 @@ run_variant() {
   while read -r word job rank host; do
     [[ $word == rank ]] || continue
     ip netns exec "${ns_of[$host]}" env GLOO_SOCKET_IFNAME=eth0 OMP_NUM_THREADS=1 \
-      nice -n -10 /usr/bin/python3 "$here/train.py" --variant "$variant" --job "$job" \
+      nice -n -20 /usr/bin/python3 "$here/train.py" --variant "$variant" --job "$job" \
       --rank "$rank" --log "$work/logs/$job-$rank.jsonl" > "$work/logs/$job-$rank.out" 2>&1 &
     rank_pids+=($!)
     pids+=($!)
@@ -157,8 +157,8 @@ run_variant() {
     local hns=${ns_of[$link_host]} sport=${port_of[$link_host]}
     local on0 on1 off0 off1
     on0=$(date +%s%N)
-    tc -n "$hns" qdisc add dev eth0 root tbf rate "$link_rate" burst 64kb latency 100ms
-    tc -n "$sw" qdisc add dev "$sport" root tbf rate "$link_rate" burst 64kb latency 100ms
+    tc -n "$hns" qdisc add dev eth0 root tbf rate "$link_rate" burst 256kb latency 100ms
+    tc -n "$sw" qdisc add dev "$sport" root tbf rate "$link_rate" burst 256kb latency 100ms
     on1=$(date +%s%N)
     log "$variant: $link_host link limited to $link_rate"
     while (( $(steps_done "$rank0_log") <= link_last )); do

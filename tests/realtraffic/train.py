@@ -1,17 +1,25 @@
 #!/usr/bin/env python3
 """One rank of a real torch.distributed (gloo, TCP, CPU) training job for the real-traffic corpus.
 
-The job's shape comes from variants.py (VARIANT, JOB). The model is a tiny MLP cut into pipeline
-stages (optionally Megatron-style tensor-parallel blocks); forward and backward are real autograd
-on CPU. A GPU kernel does not use the host CPU, so each layer's GPU time is emulated by a sleep
-inside a custom autograd Function (fwd_ms in forward, bwd_ms in backward, per layer and
-micro-batch); the tiny real math runs as well. Communication is real: gloo all_reduce /
-all_gather / isend / irecv, or DistributedDataParallel.
+The job's shape comes from variants.py (VARIANT, JOB). The model is a stack of diagonal layers
+(element-wise math on realistically sized activations) cut into pipeline stages (optionally
+Megatron-style tensor-parallel blocks), with a token embedding on stage 0; forward and backward
+are real autograd on CPU. A GPU kernel does not use the host CPU, so each layer's GPU time is
+emulated inside a custom autograd Function (fwd_ms in forward, bwd_ms in backward, per layer and
+micro-batch; opt_ms after the optimizer) on an emulated GPU timeline (Stream): kernels run back to
+back, each ending a fixed time after the previous one (or after the communication it waited for),
+and the rank sleeps until that deadline. The cheap real math runs as well, inside the kernels'
+time; the machine's load delays the process but does not add up over the kernels. Communication
+is real: gloo all_reduce / all_gather / isend / irecv / batch_isend_irecv, or
+DistributedDataParallel.
 
 The rank writes JSON lines to --log, each flushed at once (make_corpus.sh watches the step count):
   {"event": "start", ...}                          process group up
-  {"event": "step", "step": k, "end_ns": t}       end of optimizer step k (time.time_ns(), the
-                                                   clock tcpdump stamps packets with)
+  {"event": "step", "step": k, "end_ns": t,      end of optimizer step k on the emulated GPU
+   "cpu_ms": c, "late_ms": l, ...}                 (on time.time_ns(), the clock tcpdump stamps
+                                                   packets with); c = CPU time the process used
+                                                   in the step; l = how late the process woke
+                                                   from the optimizer's deadline
   {"event": "done", ...}
 Truth step k of this rank runs from the end of its optimizer step k-1 to the end of step k.
 
@@ -50,9 +58,39 @@ class Log:
 SLOW = [1.0]
 
 
+class Stream:
+    """The emulated GPU's timeline, on time.monotonic_ns(): end_ns is when the last emulated
+    kernel ends. Kernels run back to back from it, so that a kernel's end is a deadline computed
+    from its start, not the moment a sleep returns: on the shared machine a sleep overruns and the
+    real math between kernels takes CPU time, and both only delay the process, never the emulated
+    GPU. The process waits for its GPU (sleeps until the deadline) because the next operation
+    needs the result, as a CUDA synchronisation would."""
+
+    end_ns = 0
+
+
+def host_ready():
+    """The host has just finished waiting for something outside the GPU (a communication, a
+    barrier): a kernel launched from now on cannot start earlier than now."""
+    Stream.end_ns = max(Stream.end_ns, time.monotonic_ns())
+
+
 def gpu_sleep(ms):
-    if ms > 0:
-        time.sleep(ms * SLOW[0] / 1000.0)
+    """One emulated kernel of ms (x SLOW): starts when the previous one ended (or when the host
+    last stopped waiting, if later), ends ms later; sleeps until then."""
+    if ms <= 0:
+        return
+    Stream.end_ns += int(ms * SLOW[0] * 1e6)
+    while True:
+        left_ns = Stream.end_ns - time.monotonic_ns()
+        if left_ns <= 0:
+            return
+        time.sleep(left_ns / 1e9)
+
+
+def stream_end_wall_ns():
+    """The emulated GPU's current end of work on the time.time_ns() clock (tcpdump's)."""
+    return Stream.end_ns + (time.time_ns() - time.monotonic_ns())
 
 
 class GpuTime(torch.autograd.Function):
@@ -82,6 +120,7 @@ class CopyToTp(torch.autograd.Function):
     def backward(ctx, g):
         g = g.contiguous()
         dist.all_reduce(g, group=ctx.group)
+        host_ready()
         return g, None
 
 
@@ -92,6 +131,7 @@ class ReduceFromTp(torch.autograd.Function):
     def forward(ctx, x, group):
         x = x.contiguous()
         dist.all_reduce(x, group=group)
+        host_ready()
         return x
 
     @staticmethod
@@ -100,26 +140,26 @@ class ReduceFromTp(torch.autograd.Function):
 
 
 class Block(torch.nn.Module):
-    """One layer: Linear + tanh, or with TP a column-parallel / row-parallel pair (each TP rank
-    holds 1/tp of a 2H-wide MLP), followed by the emulated GPU time."""
+    """One layer, followed by its emulated GPU time. Diagonal, so that a realistic activation
+    (batch x seq x hidden) costs only element-wise work: y = gelu(x * w + b) with one weight and
+    one bias per position and feature. With TP, a Megatron-style block whose hidden width is tp x
+    hidden: every TP rank holds hidden of it (its own w, b), f copies the input to the TP ranks
+    (all-reduce of its gradient in the backward) and g sums their partial outputs (all-reduce in
+    the forward)."""
 
-    def __init__(self, hidden, tp, tp_group, fwd_ms, bwd_ms):
+    def __init__(self, seq, hidden, tp, tp_group, fwd_ms, bwd_ms):
         super().__init__()
         self.tp, self.tp_group = tp, tp_group
         self.fwd_ms, self.bwd_ms = fwd_ms, bwd_ms
-        if tp == 1:
-            self.fc = torch.nn.Linear(hidden, hidden)
-        else:
-            width = 2 * hidden // tp
-            self.col = torch.nn.Linear(hidden, width)
-            self.row = torch.nn.Linear(width, hidden, bias=False)
+        self.w = torch.nn.Parameter(1.0 + 0.01 * torch.randn(seq, hidden))
+        self.b = torch.nn.Parameter(0.01 * torch.randn(seq, hidden))
 
     def forward(self, x):
         if self.tp == 1:
-            y = torch.tanh(self.fc(x))
+            y = F.gelu(x * self.w + self.b)
         else:
-            h = torch.tanh(self.col(CopyToTp.apply(x, self.tp_group)))
-            y = torch.tanh(ReduceFromTp.apply(self.row(h), self.tp_group))
+            h = F.gelu(CopyToTp.apply(x, self.tp_group) * self.w + self.b)
+            y = ReduceFromTp.apply(h, self.tp_group)
         return GpuTime.apply(y, self.fwd_ms, self.bwd_ms)
 
 
@@ -270,17 +310,19 @@ def main():
                     tp_group = g
 
     torch.manual_seed(1000 + stage * 10 + tp_i)  # DP replicas start equal: no broadcast needed
-    H, B = J["hidden"], J["batch"]
-    blocks = [Block(H, tp, tp_group, J["fwd_ms"], J["bwd_ms"]) for _ in range(J["layers"])]
+    H, S, B = J["hidden"], J["seq"], J["batch"]
+    blocks = [Block(S, H, tp, tp_group, J["fwd_ms"], J["bwd_ms"]) for _ in range(J["layers"])]
     if stage == 0:
         # The token embedding: its gradient is dense (vocab x hidden), as in real LLM training,
-        # and dominates the first stage's gradient bytes while costing no real compute.
+        # and joins the first stage's gradient bytes while costing no real compute. The same on
+        # every rank of the stage (TP peers see the same input).
+        torch.manual_seed(999)
         blocks.insert(0, torch.nn.Embedding(J["vocab"], H))
     model = torch.nn.Sequential(*blocks)
     if J["mode"] == "ddp":
-        # DDP caps its first bucket (the last layers' gradients) at 1 MiB regardless of
-        # bucket_cap_mb, which with these tiny layers would put every layer in one bucket
-        # reduced only after the whole backward; give it the same cap as the others.
+        # DDP caps its first bucket (the last layers' gradients) at a fixed size whatever
+        # bucket_cap_mb says; give it the others' cap, so that every bucket holds one layer
+        # (w and b: bucket_mb) and is reduced as soon as the backward has produced it.
         dist._DEFAULT_FIRST_BUCKET_BYTES = int(J["bucket_mb"] * (1 << 20))
         model = torch.nn.parallel.DistributedDataParallel(
             model, process_group=dp_group, bucket_cap_mb=J["bucket_mb"])
@@ -310,6 +352,11 @@ def main():
         storage = Storage(V.storage_ip(args.variant), V.STORAGE_PORT, log)
 
     gen = torch.Generator().manual_seed(7 + dp_i)
+    n_micro = M if pp > 1 else 1
+    # A fixed regression target per micro-batch (the last stage's loss); drawn once, not per
+    # step, to spend the shared CPU on the training itself.
+    targets = [torch.randn(B, S, H, generator=gen) for _ in range(n_micro)] \
+        if stage == pp - 1 else None
     first, last = 0, J["steps"] - 1
     straggler = J["straggler"]
     prev_rank, next_rank = None, None
@@ -322,8 +369,10 @@ def main():
     log.write(event="start", rank=rank, job=args.job, ip=ips[rank], stage=stage, dp=dp_i, tp=tp_i,
               t_ns=time.time_ns(), torch=torch.__version__)
     dist.barrier()
+    host_ready()
     gathers = []  # ZeRO: pending parameter all-gathers, waited before each layer's forward
 
+    cpu0 = time.process_time()
     for step in range(first, last + 1):
         SLOW[0] = straggler[3] if straggler and straggler[0] == rank and \
             straggler[1] <= step <= straggler[2] else 1.0
@@ -340,16 +389,37 @@ def main():
                         p.copy_(flat[off:off + p.numel()].view_as(p))
                         off += p.numel()
             gathers = []
+            host_ready()
 
-        n_micro = M if pp > 1 else 1
-        inputs = [torch.randint(J["vocab"], (B,), generator=gen) for _ in range(n_micro)]
-        targets = [torch.randn(B, H, generator=gen) for _ in range(n_micro)]
+        inputs = [torch.randint(J["vocab"], (B, S), generator=gen) for _ in range(n_micro)]
         sends = []
         saved = {}
 
         def recv_from(peer):
-            t = torch.empty(B, H)
+            t = torch.empty(B, S, H)
             dist.irecv(t, peer).wait()
+            host_ready()
+            return t
+
+        def exchange(send=None, send_peer=None, recv_peer=None):
+            """Megatron's batched p2p: send `send` to send_peer and receive one tensor from
+            recv_peer in one dist.batch_isend_irecv, waiting for both (send_forward_recv_backward
+            and send_backward_recv_forward; with one side None, send_forward / recv_backward ...).
+            """
+            # The receive is posted first: gloo's isend writes the payload from the calling
+            # thread when the peer already waits for it, which would hold back our receive's
+            # ready notice (and so the peer's transfer) by the time of that write; posted in this
+            # order both transfers start together, as NCCL's grouped send and receive do.
+            ops, t = [], None
+            if recv_peer is not None:
+                t = torch.empty(B, S, H)
+                ops.append(dist.P2POp(dist.irecv, t, recv_peer))
+            if send is not None and send_peer is not None:
+                ops.append(dist.P2POp(dist.isend, send.detach().contiguous(), send_peer))
+            if ops:
+                for work in dist.batch_isend_irecv(ops):
+                    work.wait()
+                host_ready()
             return t
 
         def send_to(t, peer):
@@ -377,6 +447,8 @@ def main():
         if pp == 1:
             forward(0, None)
             backward(0, None)
+            if J["mode"] == "ddp":
+                host_ready()  # DDP's backward returns once its last bucket is all-reduced
         elif J["schedule"] == "gpipe":
             for i in range(M):
                 y = forward(i, recv_from(prev_rank) if stage > 0 else None)
@@ -386,6 +458,28 @@ def main():
                 gx = backward(i, recv_from(next_rank) if next_rank is not None else None)
                 if prev_rank is not None:
                     send_to(gx, prev_rank)
+        elif J["p2p"] == "batched":  # 1F1B, non-interleaved, as Megatron-LM schedules it
+            warm = min(pp - stage - 1, M)
+            rem = M - warm
+            fi = bi = 0
+            for _ in range(warm):
+                y = forward(fi, exchange(recv_peer=prev_rank))  # recv_forward
+                fi += 1
+                exchange(y, next_rank)  # send_forward
+            x = exchange(recv_peer=prev_rank) if rem > 0 else None
+            for k in range(rem):
+                y = forward(fi, x)
+                fi += 1
+                gy = exchange(y, next_rank, next_rank)  # send_forward_recv_backward
+                gx = backward(bi, gy)
+                bi += 1
+                last_k = k == rem - 1
+                # send_backward_recv_forward, or send_backward after the last forward
+                x = exchange(gx, prev_rank, None if last_k else prev_rank)
+            for _ in range(warm):
+                gx = backward(bi, exchange(recv_peer=next_rank))  # recv_backward
+                bi += 1
+                exchange(gx, prev_rank)  # send_backward
         else:  # 1F1B, non-interleaved
             warm = min(pp - stage - 1, M)
             rem = M - warm
@@ -416,12 +510,15 @@ def main():
                     send_to(gx, prev_rank)
         for work, _ in sends:
             work.wait()
+        if sends:
+            host_ready()
 
         # Data-parallel gradient synchronisation.
         if dp > 1 and J["mode"] == "allreduce":
             grads = [p.grad for p in model.parameters()]
             flat = torch.cat([g.reshape(-1) for g in grads])
             dist.all_reduce(flat, group=dp_group)
+            host_ready()
             flat /= dp
             off = 0
             for g in grads:
@@ -429,6 +526,7 @@ def main():
                 off += g.numel()
         if zero is not None:
             zero.wait()
+            host_ready()
             me = dp_ranks.index(rank)
             with torch.no_grad():
                 for li, layer in enumerate(layers):
@@ -440,7 +538,13 @@ def main():
         else:
             opt.step()
             gpu_sleep(J["opt_ms"])
-        log.write(event="step", step=step, end_ns=time.time_ns(), slow=SLOW[0])
+        cpu1 = time.process_time()
+        # The step ends when the emulated GPU has finished the optimizer, not when the sleep
+        # returned (late_ms: by how much it overran, under the machine's load).
+        log.write(event="step", step=step, end_ns=stream_end_wall_ns(), slow=SLOW[0],
+                  cpu_ms=round((cpu1 - cpu0) * 1e3, 2),
+                  late_ms=round((time.monotonic_ns() - Stream.end_ns) / 1e6, 2))
+        cpu0 = cpu1
 
         if zero is not None:
             # Parameter all-gather per layer, overlapped with the next forward.
@@ -451,6 +555,7 @@ def main():
                 gathers.append((work, outs))
         if storage is not None and step % 15 == 14:
             storage.checkpoint(step, model)
+            host_ready()  # the snapshot is host work: the next kernels are launched after it
 
     if zero is not None:
         for work, _ in gathers:

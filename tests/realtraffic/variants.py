@@ -17,44 +17,58 @@ MASTER_PORT = 29500  # + job index: every job's TCPStore rendezvous port on its 
 STORAGE_PORT = 29900  # storage_server.py on the storage namespace
 
 
-def job(name, dp=1, pp=1, tp=1, schedule="none", microbatches=1, mode="allreduce", layers=4,
-        hidden=64, batch=16, vocab=4096, fwd_ms=25.0, bwd_ms=50.0, opt_ms=10.0, steps=60,
-        bucket_mb=0.02, straggler=None, storage=False):
+def job(name, dp=1, pp=1, tp=1, schedule="none", microbatches=1, mode="allreduce", p2p="separate",
+        layers=4, hidden=1024, seq=128, batch=1, vocab=512, fwd_ms=25.0, bwd_ms=50.0, opt_ms=10.0,
+        steps=60, bucket_mb=1.0, straggler=None, storage=False):
     """One training job. Times are emulated GPU kernel times in ms per layer and micro-batch.
 
-    The real math is kept tiny (hidden x hidden layers on `batch` rows: this torch runs matrix
-    products on the reference BLAS, and up to 8 ranks share 2 cores); stage 0 holds a
-    vocab x hidden token embedding (1 MiB at the defaults) whose dense gradient is most of the
-    first stage's data-parallel bytes. Activations are batch x hidden floats (4 KiB).
+    The tensors have realistic sizes but the real math is cheap (up to 8 ranks share 2 cores, and
+    this torch runs matrix products on the reference BLAS): a micro-batch is `batch` sequences of
+    `seq` tokens, its activation batch x seq x hidden floats (512 KiB at batch 1, 1 MiB at
+    batch 2); a layer is diagonal, y = gelu(x * w + b) with one weight and one bias per position
+    and feature (seq x hidden each: 1 MiB of parameters per layer, element-wise work only); stage
+    0 starts with a vocab x hidden token embedding (2 MiB at the defaults) whose dense gradient
+    joins the first stage's data-parallel bytes, as an LLM's embedding does.
 
     mode: allreduce (gradients all-reduced after the backward), ddp (DistributedDataParallel,
-    buckets overlapped with the backward), zero (ring reduce-scatter of gradients, shard update,
-    all-gather of parameters overlapped with the next forward).
+    buckets of bucket_mb overlapped with the backward), zero (ring reduce-scatter of gradients,
+    shard update, all-gather of parameters overlapped with the next forward).
+    schedule: 1f1b or gpipe with pp > 1, none without a pipeline.
+    p2p: separate (isend / irecv of each activation and gradient on its own) or batched (1F1B as
+    Megatron-LM does it: dist.batch_isend_irecv sends the activation forward and receives the
+    gradient backward in one operation, and the reverse, so a stage boundary's activations and
+    gradients cross at the same moments).
     straggler: (rank, first_step, last_step, factor): that rank's GPU time x factor in steps
     first_step..last_step inclusive.
     """
     return dict(name=name, dp=dp, pp=pp, tp=tp, schedule=schedule, microbatches=microbatches,
-                mode=mode, layers=layers, hidden=hidden, batch=batch, vocab=vocab, fwd_ms=fwd_ms,
-                bwd_ms=bwd_ms, opt_ms=opt_ms, steps=steps, bucket_mb=bucket_mb,
-                straggler=straggler, storage=storage)
+                mode=mode, p2p=p2p, layers=layers, hidden=hidden, seq=seq, batch=batch,
+                vocab=vocab, fwd_ms=fwd_ms, bwd_ms=bwd_ms, opt_ms=opt_ms, steps=steps,
+                bucket_mb=bucket_mb, straggler=straggler, storage=storage)
 
 
 # Pipeline jobs: `layers` per stage, times per layer and micro-batch.
 VARIANTS = {
-    "dp": dict(jobs=[job("job0", dp=4, layers=4, fwd_ms=25, bwd_ms=50, steps=60)]),
+    "dp": dict(jobs=[job("job0", dp=4, layers=4, batch=2, fwd_ms=25, bwd_ms=50, steps=60)]),
+    "dp8": dict(jobs=[job("job0", dp=8, layers=2, batch=2, vocab=256, fwd_ms=40, bwd_ms=80,
+                          steps=50)]),
     "pp-1f1b": dict(jobs=[job("job0", dp=2, pp=3, schedule="1f1b", microbatches=4, layers=2,
                               fwd_ms=10, bwd_ms=20, steps=60)]),
+    "pp-batched": dict(jobs=[job("job0", dp=2, pp=3, schedule="1f1b", microbatches=6, layers=2,
+                                 p2p="batched", fwd_ms=8, bwd_ms=16, steps=60)]),
+    "pp-deep": dict(jobs=[job("job0", dp=2, pp=4, schedule="1f1b", microbatches=8, layers=1,
+                              fwd_ms=12, bwd_ms=24, steps=45)]),
     "pp-gpipe": dict(jobs=[job("job0", dp=2, pp=2, schedule="gpipe", microbatches=4, layers=2,
                                fwd_ms=12, bwd_ms=24, steps=60)]),
     "tp": dict(jobs=[job("job0", dp=2, pp=2, tp=2, schedule="1f1b", microbatches=4, layers=1,
-                         fwd_ms=20, bwd_ms=40, steps=45)]),
-    "ddp": dict(jobs=[job("job0", dp=4, mode="ddp", layers=6, fwd_ms=15, bwd_ms=35,
+                         batch=2, fwd_ms=20, bwd_ms=40, steps=40)]),
+    "ddp": dict(jobs=[job("job0", dp=4, mode="ddp", layers=4, batch=2, fwd_ms=22, bwd_ms=52,
                           steps=60)]),
-    "zero": dict(jobs=[job("job0", dp=4, mode="zero", layers=4, fwd_ms=25, bwd_ms=50,
+    "zero": dict(jobs=[job("job0", dp=4, mode="zero", layers=4, batch=2, fwd_ms=25, bwd_ms=50,
                            steps=60)]),
     "two-jobs": dict(jobs=[job("job0", dp=2, pp=2, schedule="1f1b", microbatches=4, layers=2,
                                fwd_ms=12, bwd_ms=24, steps=60, storage=True),
-                           job("job1", dp=2, layers=4, fwd_ms=30, bwd_ms=60, steps=50,
+                           job("job1", dp=2, layers=4, batch=2, fwd_ms=30, bwd_ms=60, steps=50,
                                storage=True)],
                      storage=True),
     "straggler": dict(jobs=[job("job0", dp=2, pp=2, schedule="1f1b", microbatches=4, layers=2,
@@ -63,11 +77,15 @@ VARIANTS = {
     "straggler-mild": dict(jobs=[job("job0", dp=2, pp=2, schedule="1f1b", microbatches=4,
                                      layers=2, fwd_ms=12, bwd_ms=24, steps=70,
                                      straggler=(1, 25, 45, 1.2))]),
+    # Only data parallelism: the slow rank shows in no pipeline hand-off, only in when it joins
+    # the all-reduce (the others wait for it).
+    "straggler-dp": dict(jobs=[job("job0", dp=4, layers=2, batch=2, fwd_ms=50, bwd_ms=100,
+                                   steps=70, straggler=(2, 25, 45, 1.5))]),
     # tc tbf on host 1's link (both directions) from step 25 to step 45 of job0's rank 0: host 1
-    # is rank 1, stage 0, whose DP all-reduce with rank 0 carries the 1 MiB embedding gradient.
+    # is rank 1, stage 0, whose DP all-reduce with rank 0 carries the embedding gradient.
     "degraded-link": dict(jobs=[job("job0", dp=2, pp=2, schedule="1f1b", microbatches=4,
                                     layers=2, fwd_ms=12, bwd_ms=24, steps=70)],
-                          link=dict(host=1, first_step=25, last_step=45, rate="100mbit",
+                          link=dict(host=1, first_step=25, last_step=45, rate="500mbit",
                                     factor=None)),
 }
 

@@ -2,7 +2,9 @@
 # The live dashboard of `llmprism serve` in headless chromium (playwright-core, as tests/browser):
 # `tiny` is replayed over UDP in real time-ish (5x) so snapshots keep coming while the page is open;
 # the page must render the report views, re-render on a new snapshot without reloading, and log
-# no console errors. Screenshot: ARTIFACTS/dashboard.png.
+# no console errors; its header counts the window's records. One datagram of records stamped 0
+# (1970, exported now: implausible) is sent too: the page must show the degraded banner naming the
+# lost records. Screenshot: ARTIFACTS/dashboard.png.
 #   dashboard_browser.sh LLMPRISM WORKDIR ARTIFACTS
 set -euo pipefail
 bin=$1 work=$2 artifacts=$3
@@ -31,4 +33,10 @@ http=$SERVE_HTTP udp=$SERVE_UDP
 # tiny: ~30 s of traffic; 3 loops at a pace of ~6x real time keep windows coming for ~15 s.
 "$bin" replay "$work/tiny/flows.ipfix" --to "127.0.0.1:$udp" --rate 12000 --loop 3 >"$work/replay.log" &
 pids+=($!)
-(cd "$work" && node dashboard_page.mjs "http://127.0.0.1:$http/" "$artifacts/dashboard.png" --token "$token")
+PYTHONPATH=$here /usr/bin/python3 -c '
+import sys, time
+from ipfix_send import Sender
+s = Sender(int(sys.argv[1]))
+s.send([("10.9.0.1", "10.9.0.2", 0, 50, 100)] * 10, export_s=int(time.time()))' "$udp"
+(cd "$work" && node dashboard_page.mjs "http://127.0.0.1:$http/" "$artifacts/dashboard.png" \
+  --token "$token" --expect-alert "telemetry lost: 10 records")

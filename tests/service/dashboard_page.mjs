@@ -1,12 +1,15 @@
 // dashboard_page.mjs: loads the live dashboard of a running `llmprism serve` in headless Debian
 // chromium (playwright-core, never a downloaded browser): it must render the latest window's
 // report without console errors, then re-render in place (no reload) when a new snapshot comes.
-//   node dashboard_page.mjs URL SCREENSHOT.png [--token T]
+// Its header counts the window's records; with --expect-alert TEXT the degraded banner (from
+// /api/v1/health) must show and contain TEXT.
+//   node dashboard_page.mjs URL SCREENSHOT.png [--token T] [--expect-alert TEXT]
 import { chromium } from 'playwright-core';
 
 const [url, shot, ...rest] = process.argv.slice(2);
 const opt = (name, def) => { const i = rest.indexOf(name); return i >= 0 ? rest[i + 1] : def; };
 const token = opt('--token', '');
+const expectAlert = opt('--expect-alert', '');
 let failures = 0;
 const check = (ok, what) => { console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`); if (!ok) failures++; };
 
@@ -31,6 +34,15 @@ try {
   check(jobs >= 1, `${jobs} job section(s) shown`);
   const status = await page.textContent('#live-status');
   check(/^live/.test(status), `status bar: ${status.slice(0, 90)}`);
+  const lead = await page.textContent('header p.lead');
+  const m = lead.match(/recognised from ([\d,]+) switch flow records/);
+  const read = m ? Number(m[1].replace(/,/g, '')) : 0;
+  check(read > 0, `header: recognised from ${m ? m[1] : '?'} switch flow records`);
+  if (expectAlert) {
+    await page.waitForSelector('#live-alert.on', { timeout: 30000 });
+    const alert = await page.textContent('#live-alert');
+    check(alert.includes(expectAlert), `banner: ${alert.slice(0, 120)}`);
+  }
   // A new snapshot arrives (the caller keeps the service analysing): re-rendered in place.
   await page.waitForFunction((v) => Number(document.body.dataset.version) > v, v1, { timeout: 60000 });
   const v2 = Number(await page.getAttribute('body', 'data-version'));

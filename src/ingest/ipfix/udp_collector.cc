@@ -56,6 +56,8 @@ StatusOr<std::unique_ptr<UdpCollector>> UdpCollector::Start(const UdpCollectorOp
   c->port_ = family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port)
                                : ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
   c->max_queued_ = std::max<size_t>(1, options.max_queued_datagrams);
+  c->on_datagram_ = options.on_datagram;
+  c->allowed_ = options.allowed_sources;
   c->sink_ = sink;
   c->points_ = points;
   c->decoder_ = std::make_unique<ExportDecoder>(
@@ -86,7 +88,6 @@ void UdpCollector::Receive() {
     ssize_t n = recvfrom(fd_, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from),
                          &from_len);
     if (n < 0) continue;
-    received_.fetch_add(1);
     Datagram d;
     d.received_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now().time_since_epoch())
@@ -100,6 +101,13 @@ void UdpCollector::Receive() {
       d.from = IpAddr::FromV6(sin6->sin6_addr.s6_addr);
       d.port = ntohs(sin6->sin6_port);
     }
+    if (!allowed_.empty() &&
+        std::none_of(allowed_.begin(), allowed_.end(),
+                     [&](const IpPrefix& p) { return p.Contains(d.from); })) {
+      refused_.fetch_add(1);
+      continue;
+    }
+    received_.fetch_add(1);
     d.data.assign(buf.begin(), buf.begin() + n);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -128,6 +136,7 @@ size_t UdpCollector::Drain(std::chrono::milliseconds wait, Stats* stats) {
     }
     uint32_t exporter = decoder_->AddExporter(d.from, d.port, d.from.ToString());
     decoder_->SetClock(d.received_ns);
+    if (on_datagram_) on_datagram_(data);
     decoder_->DecodeMessage(data, exporter, 0);
   }
   decoder_stats_.Add(Stat::collector_datagrams_dropped, dropped_.exchange(0));

@@ -12,8 +12,10 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <condition_variable>
 #include <string>
 #include <thread>
@@ -21,6 +23,7 @@
 
 #include "core/flow_record.h"
 #include "core/ip_addr.h"
+#include "core/ip_prefix.h"
 #include "core/name_table.h"
 #include "core/stats.h"
 #include "core/status.h"
@@ -35,6 +38,13 @@ struct UdpCollectorOptions {
   // Template cache bounds and the UDP template lifetime (RFC 7011 §8.4): templates not resent
   // for 30 minutes of receive time expire.
   TemplateLimits templates{.timeout_ns = kUdpTemplateTimeoutNs};
+  // Called on the draining thread with each datagram just before its records are decoded (e.g.
+  // to read the export time the records are checked against).
+  std::function<void(std::span<const uint8_t>)> on_datagram;
+  // Exporters whose datagrams are decoded; empty = any. Datagrams from other addresses are
+  // refused unread (counted: datagrams_refused()), so a stray or misconfigured exporter cannot
+  // reach the decoder, its template cache or the windows.
+  std::vector<IpPrefix> allowed_sources;
 };
 
 class UdpCollector {
@@ -57,6 +67,8 @@ class UdpCollector {
 
   uint64_t records() const { return decoder_ ? decoder_->records() : 0; }
   uint64_t datagrams_received() const { return received_.load(); }
+  // Datagrams from sources outside UdpCollectorOptions::allowed_sources (not in received).
+  uint64_t datagrams_refused() const { return refused_.load(); }
 
  private:
   struct Datagram {
@@ -71,6 +83,9 @@ class UdpCollector {
   int fd_ = -1;
   uint16_t port_ = 0;
   size_t max_queued_ = 0;
+  std::function<void(std::span<const uint8_t>)> on_datagram_;
+  std::vector<IpPrefix> allowed_;
+  std::atomic<uint64_t> refused_{0};
   FlowSink* sink_ = nullptr;
   PointTable* points_ = nullptr;
   std::unique_ptr<ExportDecoder> decoder_;

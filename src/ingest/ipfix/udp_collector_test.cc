@@ -96,6 +96,58 @@ TEST(UdpCollector, QueueIsBounded) {
   EXPECT_EQ(stats.Get(Stat::collector_datagrams_dropped), 46u);
 }
 
+// The collector bound to every loopback address; datagrams from 127.0.0.1 only are allowed:
+// those from 127.0.0.2 (another "exporter") are refused before decoding and counted.
+TEST(UdpCollector, AllowListRefusesOtherExporters) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  UdpCollectorOptions o;
+  o.bind_address = "127.0.0.1";
+  o.allowed_sources = {*IpPrefix::Parse("127.0.0.1/32")};
+  auto c = UdpCollector::Start(o, &sink, &points);
+  ASSERT_TRUE(c) << c.error().message;
+  const int other = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  from.sin_addr.s_addr = htonl(0x7f000002);  // 127.0.0.2
+  ASSERT_EQ(bind(other, reinterpret_cast<sockaddr*>(&from), sizeof from), 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons((*c)->port());
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int i = 0; i < 3; ++i) {
+    const Bytes b = IpfixMessage(true, 7);
+    sendto(other, b.data(), b.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+  }
+  SendTo((*c)->port(), IpfixMessage(true, 100));
+  for (int i = 0; i < 100 && (*c)->datagrams_received() + (*c)->datagrams_refused() < 4; ++i) {
+    usleep(10'000);
+  }
+  size_t got = 0;
+  for (int i = 0; i < 50 && got < 1; ++i) got += (*c)->Drain(std::chrono::milliseconds(100), &stats);
+  close(other);
+  ASSERT_EQ(sink.records.size(), 1u);
+  EXPECT_EQ(sink.records[0].bytes, 100u);
+  EXPECT_EQ((*c)->datagrams_refused(), 3u);
+}
+
+TEST(IpPrefix, ParseAndContains) {
+  auto p = IpPrefix::Parse("10.1.0.0/16");
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->Contains(*IpAddr::Parse("10.1.255.3")));
+  EXPECT_FALSE(p->Contains(*IpAddr::Parse("10.2.0.1")));
+  EXPECT_TRUE(IpPrefix::Parse("0.0.0.0/0")->Contains(*IpAddr::Parse("192.0.2.1")));
+  EXPECT_TRUE(IpPrefix::Parse("fd00::/8")->Contains(*IpAddr::Parse("fd12::1")));
+  EXPECT_FALSE(IpPrefix::Parse("fd00::/8")->Contains(*IpAddr::Parse("10.0.0.1")));
+  EXPECT_TRUE(IpPrefix::Parse("192.0.2.7")->Contains(*IpAddr::Parse("192.0.2.7")));
+  EXPECT_FALSE(IpPrefix::Parse("192.0.2.7")->Contains(*IpAddr::Parse("192.0.2.8")));
+  for (const char* bad : {"10.0.0.0/33", "10.0.0.0/-1", "10.0.0.0/", "10.0.0.0/x", "fd00::/129",
+                          "nope/8", ""}) {
+    EXPECT_FALSE(IpPrefix::Parse(bad)) << bad;
+  }
+}
+
 TEST(UdpCollector, BadAddressIsAnError) {
   auto c = UdpCollector::Start({"not-an-ip", 0, 4}, nullptr, nullptr);
   ASSERT_FALSE(c);

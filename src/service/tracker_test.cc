@@ -1,0 +1,137 @@
+#include "service/tracker.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "sim/scenarios.h"
+#include "sim/simulator.h"
+#include "service/window_buffer.h"
+
+// While armed, every allocation of at least this many bytes fails with std::bad_alloc, as a real
+// out-of-memory would inside the analysis (this replaces the global operator new of the unit-test
+// binary; disarmed it only forwards to malloc).
+static std::atomic<size_t> g_fail_allocations_from{0};
+
+void* operator new(std::size_t n) {
+  const size_t from = g_fail_allocations_from.load(std::memory_order_relaxed);
+  if (from != 0 && n >= from) throw std::bad_alloc();
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace prism::service {
+namespace {
+
+struct Records : FlowSink {
+  std::vector<FlowRecord> all;
+  void OnRecord(const FlowRecord& r) override { all.push_back(r); }
+};
+
+// The `tiny` scenario (64 GPUs, one job, 30 s) as one window of a 60-s window buffer.
+class TrackerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto config = sim::MakeScenario("tiny", 1);
+    ASSERT_TRUE(config);
+    sim::Cluster cluster(config->fabric);
+    records_ = new Records;
+    points_ = new PointTable;
+    ASSERT_TRUE(sim::Simulate(*config, cluster, records_, points_));
+  }
+  static void TearDownTestSuite() {
+    delete records_;
+    delete points_;
+  }
+  Window TheWindow() {
+    WindowBufferOptions o;  // 60 s windows, 10 s steps
+    buffer_ = std::make_unique<WindowBuffer>(o);
+    for (const FlowRecord& r : records_->all) {
+      EXPECT_EQ(buffer_->Add(r), WindowBuffer::AddResult::kAccepted);
+    }
+    buffer_->Flush();
+    Window w;
+    EXPECT_TRUE(buffer_->TakeDue(&w));
+    EXPECT_EQ(w.records, records_->all.size());
+    return w;
+  }
+  static Records* records_;
+  static PointTable* points_;
+  std::unique_ptr<WindowBuffer> buffer_;
+};
+Records* TrackerTest::records_ = nullptr;
+PointTable* TrackerTest::points_ = nullptr;
+
+// Out of memory inside a window's analysis: the window is reported as not analysed (a
+// telemetry_loss finding, the snapshot's counters), nothing of it is kept, and the next window
+// is analysed as if nothing had happened.
+TEST_F(TrackerTest, OutOfMemoryInAWindowIsReportedAndTheNextOneIsAnalysed) {
+  TrackerOptions options;
+  Tracker tracker(options, nullptr);
+  Store::WindowWrite write;
+
+  Window window = TheWindow();
+  g_fail_allocations_from = 256 << 10;  // the window's columns are larger than this
+  Status st = tracker.AnalyzeWindow(std::move(window), *points_, WindowLoss{}, &write);
+  g_fail_allocations_from = 0;
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("out of memory"), std::string::npos) << st.error().message;
+  ASSERT_EQ(write.findings.size(), 1u);
+  EXPECT_EQ(write.findings[0]->finding.kind, kTelemetryLossKind);
+  EXPECT_EQ(write.findings[0]->finding.metric, "window_not_analysed");
+  EXPECT_EQ(write.findings[0]->finding.value, static_cast<double>(records_->all.size()));
+  auto failed = tracker.BuildSnapshot();
+  EXPECT_EQ(failed->windows_analysed, 0u);
+  EXPECT_EQ(failed->windows_failed, 1u);
+  EXPECT_TRUE(failed->jobs.empty());
+  EXPECT_TRUE(tracker.baselines().empty());
+  ASSERT_EQ(failed->recent_incomplete.size(), 1u);
+  EXPECT_NE(failed->recent_incomplete[0].failed.find("std::bad_alloc"), std::string::npos);
+
+  ASSERT_TRUE(tracker.AnalyzeWindow(TheWindow(), *points_, WindowLoss{}, &write));
+  auto ok = tracker.BuildSnapshot();
+  EXPECT_EQ(ok->windows_analysed, 1u);
+  ASSERT_TRUE(ok->report);
+  EXPECT_EQ(ok->report->input.Get(Stat::records_read), records_->all.size());
+  // The same as a tracker that never failed.
+  Tracker fresh(options, nullptr);
+  ASSERT_TRUE(fresh.AnalyzeWindow(TheWindow(), *points_, WindowLoss{}, &write));
+  auto want = fresh.BuildSnapshot();
+  ASSERT_FALSE(want->jobs.empty());
+  ASSERT_EQ(ok->jobs.size(), want->jobs.size());
+  for (size_t i = 0; i < ok->jobs.size(); ++i) EXPECT_EQ(ok->jobs[i].gpus, want->jobs[i].gpus);
+  EXPECT_EQ(tracker.baselines().size(), fresh.baselines().size());
+  EXPECT_EQ(*ok->dashboard_json, *want->dashboard_json);
+}
+
+// Loss on the way to a window: a telemetry_loss finding with the share lost, and the window's
+// report lists the records lost by reason.
+TEST_F(TrackerTest, LossOnTheWayIsAFindingAndInTheReport) {
+  Tracker tracker(TrackerOptions{}, nullptr);
+  Store::WindowWrite write;
+  WindowLoss loss;
+  loss.accepted = records_->all.size();
+  loss.lost = {{"socket", 600}, {"late", 47}, {"queue_full", 0}};
+  output::Report report;
+  ASSERT_TRUE(tracker.AnalyzeWindow(TheWindow(), *points_, loss, &write, &report));
+  const StoredFinding* f = nullptr;
+  for (const StoredFinding* x : write.findings) {
+    if (x->finding.kind == kTelemetryLossKind) f = x;
+  }
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->finding.metric, "records_lost_share");
+  EXPECT_DOUBLE_EQ(f->finding.value, 647.0 / (647.0 + static_cast<double>(records_->all.size())));
+  EXPECT_EQ(f->finding.severity, diagnosis::Severity::kWarning);  // ~1%
+  ASSERT_EQ(report.windows.size(), 1u);
+  const std::map<std::string, uint64_t> want = {{"late", 47}, {"socket", 600}};
+  EXPECT_EQ(report.windows[0].records_lost, want);  // zero reasons left out
+  auto s = tracker.BuildSnapshot();
+  EXPECT_EQ(s->incomplete_windows, 1u);
+}
+
+}  // namespace
+}  // namespace prism::service
