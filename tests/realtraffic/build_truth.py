@@ -97,18 +97,6 @@ def read_log(path):
     return events
 
 
-def label_of(job, ra, rb):
-    sa, da, ta = V.coords(job, ra)
-    sb, db, tb = V.coords(job, rb)
-    if sa == sb and ta == tb and da != db:
-        return "dp"
-    if abs(sa - sb) == 1 and da == db and ta == tb:
-        return "pp"
-    if sa == sb and da == db and ta != tb:
-        return "tp"
-    return None
-
-
 def message_rates(msgs, ip, keep):
     """Bytes/s of the gloo messages of >= 256 KiB payload to or from `ip` for which
     keep(t0_ns, t1_ns) holds, each from its first to its last packet."""
@@ -193,7 +181,7 @@ def main():
     for (ipa, ipb), c in sorted(pair_bytes.items(), key=lambda kv: [ip_key(s) for s in kv[0]]):
         (ja, ra), (_, rb) = rank_of_ip[ipa], rank_of_ip[ipb]
         job = V.job_config(args.variant, ja)
-        label = label_of(job, ra, rb)
+        label = V.pair_label(job, ra, rb)
         data = c["train"] >= MIN_BYTES_PER_STEP * job["steps"]
         pair_table.append({"a": ipa, "b": ipb, "job": ja, "ranks": [ra, rb],
                            "group": label, "train_bytes": c["train"], "setup_bytes": c["setup"],

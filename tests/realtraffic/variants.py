@@ -132,6 +132,20 @@ def coords(j, rank):
     return stage, dp_i, tp_i
 
 
+def pair_label(j, ra, rb):
+    """The truth label of two ranks of one job: "dp" (same stage and TP index), "pp" (adjacent
+    stages, same DP and TP index), "tp" (same stage and DP index), else None."""
+    sa, da, ta = coords(j, ra)
+    sb, db, tb = coords(j, rb)
+    if sa == sb and ta == tb and da != db:
+        return "dp"
+    if abs(sa - sb) == 1 and da == db and ta == tb:
+        return "pp"
+    if sa == sb and da == db and ta != tb:
+        return "tp"
+    return None
+
+
 def rank_of(j, stage, dp_i, tp_i):
     return stage * j["dp"] * j["tp"] + dp_i * j["tp"] + tp_i
 

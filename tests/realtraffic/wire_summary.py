@@ -151,15 +151,7 @@ def label(role, a, b):
     (ja, ra, ia), (_, rb, ib) = role[a], role[b]
     if ia != ib:
         return "cross-job"
-    sa, da, ta = V.coords(ja, ra)
-    sb, db, tb = V.coords(ja, rb)
-    if sa == sb and ta == tb and da != db:
-        return "dp"
-    if abs(sa - sb) == 1 and da == db and ta == tb:
-        return "pp"
-    if sa == sb and da == db and ta != tb:
-        return "tp"
-    return "none"
+    return V.pair_label(ja, ra, rb) or "none"
 
 
 def training_data(role, msgs, window):

@@ -148,20 +148,9 @@ class GridBuilder {
       if (!inserted) return routes_[it->second];
     }
     routes_.emplace_back();
-    std::set<std::string> switches;
-    const std::string obs = point == kNoPoint ? "" : rc_.points.Name(point);
-    const std::string leaf_s = ls >= 0 ? rc_.ctx.leaf_names[size_t(ls)] : "";
-    const std::string leaf_d = ld >= 0 ? rc_.ctx.leaf_names[size_t(ld)] : "";
-    for (const std::string* s : {&obs, &leaf_s, &leaf_d})
-      if (!s->empty()) switches.insert(*s);
     std::vector<size_t>& touched = routes_.back();
-    for (const auto& s : switches) touched.push_back(ElementFor(s, ElementKind::kSwitch, s, ""));
-    // Observed at a switch that is neither end's leaf: a spine, crossed on two links.
-    if (!obs.empty() && obs != leaf_s && obs != leaf_d) {
-      for (const std::string* leaf : {&leaf_s, &leaf_d})
-        if (!leaf->empty())
-          touched.push_back(ElementFor(*leaf + "|" + obs, ElementKind::kFabricLink, *leaf, obs));
-    }
+    for (const Element& el : RouteElements(rc_, point, ls, ld))
+      touched.push_back(ElementFor(el.name, el.kind, el.a, el.b));
     return touched;
   }
 
@@ -266,6 +255,24 @@ CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes) {
   grid.bins = (last_start - grid.t0) / grid.bin_ns + 1;
   GridBuilder(rc, classes, &grid).Run();
   return grid;
+}
+
+std::vector<Element> RouteElements(const RuleContext& rc, uint32_t point, int leaf_src,
+                                   int leaf_dst) {
+  std::set<std::string> switches;
+  const std::string obs = point == kNoPoint ? "" : rc.points.Name(point);
+  const std::string leaf_s = leaf_src >= 0 ? rc.ctx.leaf_names[size_t(leaf_src)] : "";
+  const std::string leaf_d = leaf_dst >= 0 ? rc.ctx.leaf_names[size_t(leaf_dst)] : "";
+  for (const std::string* s : {&obs, &leaf_s, &leaf_d})
+    if (!s->empty()) switches.insert(*s);
+  std::vector<Element> out;
+  for (const auto& s : switches) out.push_back({s, ElementKind::kSwitch, s, "", 0});
+  // Observed at a switch that is neither end's leaf: a spine, crossed on two links.
+  if (!obs.empty() && obs != leaf_s && obs != leaf_d) {
+    for (const std::string* leaf : {&leaf_s, &leaf_d})
+      if (!leaf->empty()) out.push_back({*leaf + "|" + obs, ElementKind::kFabricLink, *leaf, obs, 0});
+  }
+  return out;
 }
 
 }  // namespace prism::diagnosis

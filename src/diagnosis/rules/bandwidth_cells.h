@@ -100,4 +100,11 @@ struct CellGrid {
 
 CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes);
 
+// The switches and fabric links a record observed at `point` between ends on leaves `leaf_src`
+// and `leaf_dst` (-1: unknown) crossed, in a fixed order: the switches by name (its observation
+// point and both leaves), then, when a spine saw it, the links from each end's leaf to that spine.
+// The access links depend on the endpoints, not the route: CellGrid::AccessLinkOf.
+std::vector<Element> RouteElements(const RuleContext& rc, uint32_t point, int leaf_src,
+                                   int leaf_dst);
+
 }  // namespace prism::diagnosis

@@ -138,25 +138,19 @@ bool Worse(const CellGrid& grid, const Degradation& d, size_t other, size_t e, s
   return worse < self || (worse == self && grid.elements[other].name < grid.elements[e].name);
 }
 
-// The elements a record crossed: the switch that saw it, the leaves of both ends, the fabric
-// links when a spine saw it, and the access links of both ends (the grid's own routing).
+// The elements a record crossed, as the grid routed it: its route's switches and fabric links
+// (RouteElements) and the access links of both ends.
 std::vector<size_t> ElementsOf(const RuleContext& rc, const CellGrid& grid, uint32_t r) {
   const auto& f = rc.flows;
+  const EndpointId src = f.src()[r], dst = f.dst()[r];
   std::vector<size_t> out;
   auto add = [&](long e) {
     if (e >= 0) out.push_back(size_t(e));
   };
-  const uint32_t point = f.point()[r];
-  const std::string obs = point == kNoPoint ? "" : rc.points.Name(point);
-  add(obs.empty() ? -1 : grid.IndexOf(obs));
-  for (EndpointId end : {f.src()[r], f.dst()[r]}) {
-    const int leaf = rc.ctx.leaf[end];
-    if (leaf < 0) continue;
-    const std::string& leaf_name = rc.ctx.leaf_names[size_t(leaf)];
-    if (leaf_name != obs) add(grid.IndexOf(leaf_name));
-    if (!obs.empty()) add(grid.IndexOf(leaf_name + "|" + obs));
-  }
-  for (EndpointId end : {f.src()[r], f.dst()[r]}) add(grid.AccessLinkOf(end));
+  for (const Element& el : RouteElements(rc, f.point()[r], rc.ctx.leaf[src], rc.ctx.leaf[dst]))
+    add(grid.IndexOf(el.name));
+  add(grid.AccessLinkOf(src));
+  add(grid.AccessLinkOf(dst));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -196,10 +190,13 @@ double FarEndSlowShare(const RuleContext& rc, const CellGrid& grid, size_t e, si
   for (auto [far, n] : slow_with_self) {
     const long link = grid.AccessLinkOf(far);
     if (link < 0) continue;
-    size_t flows = 0;
-    for (int kind : {0, 1})
-      if (const Cell* c = grid.Find(size_t(link), int64_t(bin), kind)) flows += c->flows;
-    const size_t slow = SlowRows(grid, size_t(link), bin).size();
+    size_t flows = 0, slow = 0;
+    for (int kind : {0, 1}) {
+      if (const Cell* c = grid.Find(size_t(link), int64_t(bin), kind)) {
+        flows += c->flows;
+        slow += c->slow.size();
+      }
+    }
     if (flows < n + kMinFlowsPerCell / 4 || slow < n) continue;  // too few other flows to judge
     weighted += double(n) * double(slow - n) / double(flows - n);
     weight += double(n);
