@@ -130,6 +130,30 @@ TEST(PairClassifier, TwoRankAllReduceCutIntoPiecesIsStillDp) {
   EXPECT_EQ(p.evidence.transfers, 40u);  // one burst each way per step
 }
 
+// A two-rank all-reduce over TCP on loaded hosts: the directions' chunks leave milliseconds apart
+// (not together within 1 ms), the rank that leads changes from step to step and also sends last.
+// Data both ways every step, no step opening with one direction and closing with the other: a
+// collective, told by order, not by alignment.
+TEST(PairClassifier, TwoRankAllReduceWithSkewedDirectionsIsDp) {
+  Case c;
+  for (int k = 0; k < 20; ++k) {
+    const int64_t t = k * 500 * kMs + 400 * kMs;
+    const char* lead = k % 2 == 0 ? kA : kB;
+    const char* other = k % 2 == 0 ? kB : kA;
+    for (int chunk = 0; chunk < 2; ++chunk) {
+      FlowBuilder(lead, other).At(t + chunk * 10 * kMs, 2 * kMs).Bytes(512 << 10).Into(&c.table);
+      FlowBuilder(other, lead).At(t + chunk * 10 * kMs + 4 * kMs, 2 * kMs).Bytes(512 << 10).Into(&c.table);
+    }
+    FlowBuilder(lead, other).At(t + 20 * kMs, 2 * kMs).Bytes(512 << 10).Into(&c.table);
+  }
+  Pair p = c.Classify();
+  EXPECT_EQ(p.label, PairLabel::kDp);
+  EXPECT_EQ(p.evidence.rule, "unordered-directions");
+  EXPECT_LT(p.evidence.aligned_starts, 0.9);
+  EXPECT_EQ(p.evidence.both_way_steps, 20u);
+  EXPECT_EQ(p.evidence.ordered_steps, 0u);
+}
+
 // A pipeline pair in 1F1B whose steady-state activations and gradients leave together (stages in
 // lockstep, or batched send/recv): the step still opens with forwards alone and closes with
 // backwards alone.
