@@ -31,6 +31,15 @@ void AddCountersOptions(CLI::App* cmd, CountersCliArgs* a) {
   cmd->add_option("--max-gap", a->max_gap_s,
                   "Counters mode: poll gaps longer than this (seconds) are missing data")
       ->capture_default_str();
+  cmd->add_option("--gpus-per-server", a->gpus_per_server,
+                  "Counters mode: GPUs behind each server, for the GPU time a finding costs")
+      ->capture_default_str();
+  cmd->add_option("--warn-gpu-s", a->warn_gpu_s,
+                  "Counters mode: GPU-seconds lost from which a slow episode is a warning")
+      ->capture_default_str();
+  cmd->add_option("--critical-gpu-s", a->critical_gpu_s,
+                  "Counters mode: GPU-seconds lost from which a finding is critical")
+      ->capture_default_str();
   cmd->add_option("--prometheus", a->prometheus,
                   "Counters mode: read port counters from this Prometheus server (http://host:port)");
   cmd->add_option("--prom-in-metric", a->prom_in_metric, "Counter of bytes into the switch port")
@@ -114,6 +123,9 @@ int RunCountersAnalyze(const CountersCliArgs& args) {
   options.refresh_s = args.refresh_s;
   options.max_gap_s = args.max_gap_s;
   options.k = args.k;
+  options.impact.gpus_per_server = args.gpus_per_server;
+  options.impact.warn_gpu_s = args.warn_gpu_s;
+  options.impact.critical_gpu_s = args.critical_gpu_s;
   prism::counters::CountersResult result =
       prism::counters::AnalyzeCounters(data, topo, options, &stats);
   prism::output::Report report =

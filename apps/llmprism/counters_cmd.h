@@ -17,6 +17,7 @@ struct CountersCliArgs {
   double k = 3;
   std::string counter_kind = "auto";
   double bin_s = 0, refresh_s = 0, max_gap_s = 5;
+  double gpus_per_server = 8, warn_gpu_s = 600, critical_gpu_s = 3600;
   std::string prometheus;
   std::string prom_in_metric = "ifHCInOctets", prom_out_metric = "ifHCOutOctets";
   std::string prom_switch_label = "instance", prom_port_label = "ifName";

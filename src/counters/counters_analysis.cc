@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <numeric>
 
@@ -645,73 +646,128 @@ QuietProfile ProfileQuiet(const CountersJob& job, const std::vector<double>& rat
   return q;
 }
 
-// One run of slow iterations as a finding: a job-wide stall when its longest all-server silence
-// exceeds a normal iteration's by a median iteration (and two refreshes), else slow iterations.
-CountersFinding SlowRunFinding(const CountersJob& job, int ji, const diagnosis::Run& run,
+// One episode of slow iterations as a finding: a job-wide stall when its longest all-server
+// silence exceeds a normal iteration's by a median iteration (and two refreshes), else slow
+// iterations. Severity by the GPU time lost; a stall is at least a warning (every server of the
+// job made no progress for longer than any normal iteration: a hang in the making).
+CountersFinding EpisodeFinding(const CountersJob& job, int ji, const SlowEpisode& ep,
                                const std::vector<double>& rate, const StepBaseline& base,
-                               const QuietProfile& quiet, const Grid& grid, double refresh_s) {
+                               const QuietProfile& quiet, const Grid& grid, double refresh_s,
+                               const ImpactOptions& impact) {
   const double med = base.median;
-  const Iteration& first = job.iterations[run.first];
-  const Iteration& last = job.iterations[run.last];
+  const Iteration& first = job.iterations[ep.first];
+  const Iteration& last = job.iterations[ep.last];
   size_t b0 = BinOf(first.start_ms, grid);
   size_t b1 = std::min(rate.size(), BinOf(last.end_ms, grid));
   size_t best_at = b0;
   const double quiet_s = LongestQuiet(rate, quiet.mean_rate, b0, b1, grid.bin_s, &best_at);
   const size_t best_len = static_cast<size_t>(std::llround(quiet_s / grid.bin_s));
-  double longest = 0, total = 0;
-  for (size_t k = run.first; k <= run.last; ++k) {
-    double d = (job.iterations[k].end_ms - job.iterations[k].start_ms) / 1000.0;
-    longest = std::max(longest, d);
-    total += d;
-  }
+  const double span_s = (last.end_ms - first.start_ms) / 1000.0;
+  const size_t ns = job.servers.size();
   CountersFinding f;
   f.job = ji;
   f.servers = job.servers;
   f.baseline = med;
-  f.sigma = base.sigma;
-  f.units = static_cast<int>(run.last - run.first + 1);
+  f.sigma = job.resolution.uncertainty_s;
+  f.units = ep.slow;
+  f.lost_gpu_s = static_cast<double>(ns) * impact.gpus_per_server * ep.extra_s;
+  f.severity = SeverityOfLoss(f.lost_gpu_s, impact);
+  f.value = ep.extra_s;
+  f.metric = "lost_s";
   if (quiet_s >= quiet.normal_quiet_s + med && quiet_s >= 2 * refresh_s) {
     f.kind = "job_stall";
-    f.severity = quiet_s >= 3 * med ? Severity::kCritical : Severity::kWarning;
+    f.severity = std::max(f.severity, Severity::kWarning);
     f.start_ms = grid.BinStartMs(best_at);
     f.end_ms = grid.BinStartMs(best_at + best_len);
-    f.metric = "silence_s";
-    f.value = quiet_s;
-    f.summary = fmt::format("all {} servers silent for {} (iteration {} vs median {})",
-                            job.servers.size(), Seconds(quiet_s), Seconds(longest), Seconds(med));
+    f.summary = fmt::format("all {} servers silent for {} ({} lost over median steps of {}; "
+                            "{:.0f} GPU-s)",
+                            ns, Seconds(quiet_s), Seconds(ep.extra_s), Seconds(med),
+                            f.lost_gpu_s);
   } else {
     f.kind = "slow_iteration";
-    f.severity = longest >= 1.5 * med ? Severity::kCritical : Severity::kWarning;
     f.start_ms = first.start_ms;
     f.end_ms = last.end_ms;
-    f.metric = "iteration_s";
-    f.value = total / f.units;
-    f.summary = fmt::format("{} slow iteration{} of {} on average (median {}, {:.1f} sigma)",
-                            f.units, f.units > 1 ? "s" : "", Seconds(f.value), Seconds(med),
-                            (f.value - med) / base.sigma);
+    f.summary = fmt::format("{} slow iteration{} in {} ({} lost over median steps of {}, longest "
+                            "{}; {:.0f} GPU-s on {} servers)",
+                            ep.slow, ep.slow > 1 ? "s" : "", Seconds(span_s), Seconds(ep.extra_s),
+                            Seconds(med), Seconds(ep.longest_s), f.lost_gpu_s, ns);
   }
   return f;
 }
 
-// Stage 5a: slow iterations (k robust sigma and 15% over the median, with at least 5 normal
-// durations) and stalls. Returns which iterations were flagged.
-std::vector<bool> FindSlowIterations(const CountersJob& job, int ji,
-                                     const std::vector<double>& rate, size_t durations,
-                                     const StepBaseline& base, const Grid& grid, double refresh_s,
-                                     double k, std::vector<CountersFinding>* findings) {
-  const QuietProfile quiet = ProfileQuiet(job, rate, base, grid, k);
-  std::vector<bool> flagged(job.iterations.size(), false);
-  for (size_t i = 0; i < job.iterations.size(); ++i) {
-    const Iteration& it = job.iterations[i];
-    double d = (it.end_ms - it.start_ms) / 1000.0;
-    flagged[i] = !it.gap && durations >= 5 && d > base.median + k * base.sigma &&
-                 d > 1.15 * base.median;
+// The job's bytes (Gb) in each iteration, for the missed-boundary test.
+std::vector<double> IterationVolumes(const CountersJob& job, const std::vector<double>& rate,
+                                     const Grid& grid) {
+  std::vector<double> v;
+  for (const Iteration& it : job.iterations) {
+    const size_t b0 = BinOf(it.start_ms, grid), b1 = std::min(rate.size(), BinOf(it.end_ms, grid));
+    double s = 0;
+    for (size_t t = b0; t < b1; ++t) s += rate[t] * grid.bin_s;
+    v.push_back(s);
   }
-  for (const diagnosis::Run& run : diagnosis::FlaggedRuns(flagged, 0)) {
-    findings->push_back(SlowRunFinding(job, ji, run, rate, base, quiet, grid, refresh_s));
+  return v;
+}
+
+// Stage 5a: the job's resolution limit, its slow episodes, stalls and rhythm
+// (counters/slow_episodes.h). Returns which iterations are not normal (slow or rhythm).
+std::vector<bool> FindSlowIterations(CountersJob* job, int ji, const std::vector<double>& rate,
+                                     size_t durations, const StepBaseline& base, const Grid& grid,
+                                     double refresh_s, double poll_p90_s,
+                                     const CountersOptions& options,
+                                     std::vector<CountersFinding>* findings) {
+  const double k = options.k;
+  job->resolution = ComputeResolution(refresh_s, poll_p90_s, base.median, base.sigma, k);
+  std::vector<bool> flagged(job->iterations.size(), false);
+  if (durations < 5) return flagged;
+  const QuietProfile quiet = ProfileQuiet(*job, rate, base, grid, k);
+  const std::vector<double> volume = IterationVolumes(*job, rate, grid);
+  std::vector<double> normal_volume;
+  for (size_t i = 0; i < job->iterations.size(); ++i)
+    if (IsNormal(job->iterations[i], base, k)) normal_volume.push_back(volume[i]);
+  const double unit = Median(normal_volume);
+  std::vector<IterationSample> samples;
+  for (size_t i = 0; i < job->iterations.size(); ++i) {
+    const Iteration& it = job->iterations[i];
+    samples.push_back({(it.end_ms - it.start_ms) / 1000.0, unit > 0 ? volume[i] / unit : 1,
+                       it.gap});
+  }
+  EpisodeOptions eo = options.episodes;
+  eo.k = k;
+  const EpisodeAnalysis ea = FindSlowEpisodes(samples, base.median, job->resolution, eo);
+  job->merged_iterations = ea.merged;
+  for (size_t i = 0; i < flagged.size(); ++i)
+    flagged[i] = ea.state[i] == IterationState::kSlow || ea.state[i] == IterationState::kRhythm;
+  for (const SlowEpisode& ep : ea.episodes) {
+    findings->push_back(
+        EpisodeFinding(*job, ji, ep, rate, base, quiet, grid, refresh_s, options.impact));
+  }
+  if (ea.rhythm) {
+    const IterationRhythm& r = *ea.rhythm;
+    CountersFinding f;
+    f.kind = "iteration_rhythm";
+    f.severity = Severity::kInfo;
+    f.job = ji;
+    f.servers = job->servers;
+    f.start_ms = job->iterations[r.first].start_ms;
+    f.end_ms = job->iterations[r.last].end_ms;
+    f.metric = "rhythm_extra_s";
+    f.value = r.extra_s;
+    f.baseline = base.median;
+    f.sigma = job->resolution.uncertainty_s;
+    f.units = r.count;
+    f.lost_gpu_s = static_cast<double>(job->servers.size()) * options.impact.gpus_per_server *
+                   r.extra_s * r.count;
+    f.summary = fmt::format("every {} iterations (~{}) one takes {} longer (a checkpoint or "
+                            "evaluation cadence): {} times, {:.1f}% of the job's time",
+                            r.every, Seconds(r.period_s), Seconds(r.extra_s), r.count,
+                            100 * r.cost_fraction);
+    findings->push_back(std::move(f));
   }
   return flagged;
 }
+
+// One server's NICs as separate rate series on the grid.
+using NicSeriesFn = std::function<std::vector<std::vector<double>>(const std::string& server)>;
 
 // A stretch of normal iterations, >= 10 s (and 20 bins), for the out-of-step test.
 struct Chunk {
@@ -744,63 +800,152 @@ std::vector<Chunk> NormalChunks(const CountersJob& job, const std::vector<bool>&
   return chunks;
 }
 
-// Stage 5b: servers out of step. Per chunk, each server's correlation with the rest of its job;
-// a server k robust sigma below the job's median (and below 0.75 of it) in >= 2 chunks (one
-// unflagged chunk may interrupt) is out of step. Jobs of >= 3 servers and >= 4 iterations.
+// The lag in bins (x later than y: positive) within +-max_lag maximising the correlation of
+// x[t] with y[t - lag] over t in [b0, b1), and that correlation.
+struct LagFit {
+  int lag = 0;
+  double corr = -1;
+};
+LagFit BestLag(const std::vector<double>& x, const std::vector<double>& y, size_t b0, size_t b1,
+               int max_lag) {
+  LagFit best;
+  const int64_t n = static_cast<int64_t>(std::min(x.size(), y.size()));
+  for (int lag = -max_lag; lag <= max_lag; ++lag) {
+    const int64_t t0 = std::max<int64_t>(static_cast<int64_t>(b0), lag);
+    const int64_t t1 = std::min<int64_t>(static_cast<int64_t>(b1), n + std::min(lag, 0));
+    if (t1 - t0 < 8) continue;
+    const double c = Pearson(x.data() + t0, y.data() + t0 - lag, static_cast<size_t>(t1 - t0));
+    if (c > best.corr) best = {lag, c};
+  }
+  return best;
+}
+
+// Per chunk, a series' lag against the rest of its job; the median over chunks where the fit is
+// clear (correlation >= 0.3) is its own usual lag (pipeline stages keep one), the shift of each
+// chunk the difference (NaN where the fit is not clear).
+std::vector<double> LagShifts(const std::vector<double>& x, const std::vector<double>& rest,
+                              const std::vector<Chunk>& chunks, int max_lag) {
+  std::vector<double> lag(chunks.size(), std::nan("")), clear;
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    const LagFit f = BestLag(x, rest, chunks[c].b0, chunks[c].b1, max_lag);
+    if (f.corr >= 0.3) {
+      lag[c] = f.lag;
+      clear.push_back(f.lag);
+    }
+  }
+  const double usual = clear.empty() ? 0 : Median(clear);
+  for (double& v : lag) v -= usual;
+  return lag;
+}
+
+// Stage 5b: servers out of step. A server's phase against each other member of its job is
+// measured per chunk of normal iterations; it is out of step when it is shifted from its usual
+// phase (pipeline stages keep their own) against at least two thirds of them by more than the
+// counters blur a boundary (one refresh or poll interval, a tenth of a period) in >= 3 chunks
+// (one may interrupt), all the same way, and each of its NICs (on different switches, polled and
+// refreshed apart) shows the same shift: stale zeros and double deltas move one port's bytes by
+// up to a refresh, at random, never every port the same way for several chunks. Severity is
+// that of the job's own slowdown in the span (the finding names who is behind it), else info.
 void FindServersOutOfStep(const CountersJob& job, int ji, const std::vector<double>& job_rate,
                           const ServerSeries& series, const std::vector<bool>& flagged,
-                          const Grid& grid, const std::vector<ServerResult>& servers, double k,
-                          std::vector<CountersFinding>* findings) {
+                          const Grid& grid, const std::vector<ServerResult>& servers,
+                          const NicSeriesFn& nic_series, std::vector<CountersFinding>* findings) {
   const size_t ns = job.servers.size(), nb = job_rate.size();
   if (ns < 3 || job.iterations.size() < 4) return;
   const std::vector<Chunk> chunks = NormalChunks(job, flagged, grid, nb);
-  std::vector<std::vector<double>> corr(ns, std::vector<double>(chunks.size(), 0));
+  if (chunks.size() < 3) return;
+  const int max_lag = static_cast<int>(0.5 * job.period_s / grid.bin_s);
+  const double min_shift_s =
+      std::max({job.resolution.boundary_s, 2 * grid.bin_s, 0.1 * job.period_s});
+  const double min_shift = min_shift_s / grid.bin_s;
+  std::vector<CountersFinding> job_episodes;
+  for (const CountersFinding& f : *findings)
+    if (f.job == ji && (f.kind == "slow_iteration" || f.kind == "job_stall")) job_episodes.push_back(f);
   std::vector<double> rest(nb);
   for (size_t si = 0; si < ns; ++si) {
     const std::vector<double>& x = series.rate[job.servers[si]];
     for (size_t t = 0; t < nb; ++t) rest[t] = job_rate[t] - x[t];
-    for (size_t c = 0; c < chunks.size(); ++c) {
-      corr[si][c] = Pearson(x.data() + chunks[c].b0, rest.data() + chunks[c].b0,
-                            chunks[c].b1 - chunks[c].b0);
+    // Candidates first, against the sum of the others (cheap): shifted in >= 3 chunks.
+    {
+      const std::vector<double> vs_rest = LagShifts(x, rest, chunks, max_lag);
+      std::vector<bool> off_rest(chunks.size());
+      for (size_t c = 0; c < chunks.size(); ++c) off_rest[c] = std::abs(vs_rest[c]) >= min_shift;
+      bool candidate = false;
+      for (const diagnosis::Run& run : diagnosis::FlaggedRuns(off_rest, 1))
+        candidate |= run.flagged >= 3;
+      if (!candidate) continue;
     }
-  }
-  std::vector<double> centre(chunks.size()), spread_c(chunks.size());
-  for (size_t c = 0; c < chunks.size(); ++c) {
-    std::vector<double> col;
-    for (size_t si = 0; si < ns; ++si) col.push_back(corr[si][c]);
-    centre[c] = Median(col);
-    spread_c[c] = std::max(RobustSigma(col, centre[c]), 0.05);
-  }
-  for (size_t si = 0; si < ns; ++si) {
-    std::vector<bool> low(chunks.size());
+    // Then against each member: in a small job the sum of the others moves when one member does,
+    // so its other members look shifted against it; against each member, only the server that
+    // moved is shifted against (nearly) all the others.
+    std::vector<std::vector<double>> pair;
+    for (size_t j = 0; j < ns; ++j)
+      if (j != si) pair.push_back(LagShifts(x, series.rate[job.servers[j]], chunks, max_lag));
+    std::vector<double> shift(chunks.size(), 0);
+    std::vector<bool> off(chunks.size(), false);
     for (size_t c = 0; c < chunks.size(); ++c) {
-      low[c] = corr[si][c] < centre[c] - k * spread_c[c] && corr[si][c] < 0.75 * centre[c];
+      std::vector<double> v;
+      for (const std::vector<double>& p : pair)
+        if (!std::isnan(p[c])) v.push_back(p[c]);
+      if (v.size() < 2) continue;
+      shift[c] = Median(v);
+      size_t agree = 0;
+      for (double d : v) agree += std::abs(d) >= min_shift && std::abs(d - shift[c]) <= min_shift;
+      off[c] = std::abs(shift[c]) >= min_shift && agree * 3 >= 2 * v.size();
     }
-    for (const diagnosis::Run& run : diagnosis::FlaggedRuns(low, 1)) {
-      if (run.flagged < 2) continue;
+    std::vector<std::vector<double>> nic_shifts;
+    bool nics_loaded = false;
+    for (const diagnosis::Run& run : diagnosis::FlaggedRuns(off, 1)) {
+      if (run.flagged < 3) continue;
+      std::vector<double> in_run;
+      for (size_t c = run.first; c <= run.last; ++c)
+        if (off[c]) in_run.push_back(shift[c]);
+      const double typical = Median(in_run);
+      size_t same = 0;
+      for (double v : in_run) same += (v > 0) == (typical > 0) ? 1 : 0;
+      if (same * 4 < in_run.size() * 3) continue;  // no consistent direction: noise
+      // Each NIC with a real share of the server's bytes must show the same shift.
+      if (!nics_loaded) {
+        for (const std::vector<double>& nic : nic_series(servers[job.servers[si]].name)) {
+          double nic_sum = std::accumulate(nic.begin(), nic.end(), 0.0);
+          double all = std::accumulate(x.begin(), x.end(), 0.0);
+          if (all > 0 && nic_sum >= 0.1 * all) nic_shifts.push_back(LagShifts(nic, rest, chunks, max_lag));
+        }
+        nics_loaded = true;
+      }
+      bool agree = !nic_shifts.empty();
+      for (const std::vector<double>& ns_c : nic_shifts) {
+        std::vector<double> v;
+        for (size_t c = run.first; c <= run.last; ++c)
+          if (off[c] && !std::isnan(ns_c[c])) v.push_back(ns_c[c]);
+        if (v.empty() || std::abs(Median(v) - typical) > min_shift) agree = false;
+      }
+      if (!agree) continue;
       CountersFinding f;
       f.kind = "server_out_of_step";
-      f.severity = Severity::kWarning;
+      f.severity = Severity::kInfo;
       f.job = ji;
       f.servers = {job.servers[si]};
       f.start_ms = chunks[run.first].start_ms;
       f.end_ms = chunks[run.last].end_ms;
-      f.metric = "correlation_with_job";
-      double v = 0, b = 0, sg = 0;
-      for (size_t c = run.first; c <= run.last; ++c) {
-        v += corr[si][c];
-        b += centre[c];
-        sg += spread_c[c];
-      }
-      const double m = static_cast<double>(run.last - run.first + 1);
-      f.value = v / m;
-      f.baseline = b / m;
-      f.sigma = sg / m;
+      f.metric = "phase_shift_s";
+      f.value = typical * grid.bin_s;
+      f.baseline = 0;
+      f.sigma = job.resolution.boundary_s;
       f.units = static_cast<int>(run.flagged);
-      f.summary = fmt::format("{} out of step with its job: correlation {:.2f} vs {:.2f} for "
-                              "the other servers, over {:.0f}s",
-                              servers[job.servers[si]].name, f.value, f.baseline,
-                              (f.end_ms - f.start_ms) / 1000.0);
+      std::string tied;
+      for (const CountersFinding& e : job_episodes) {
+        if (e.start_ms < f.end_ms && e.end_ms > f.start_ms && e.severity > f.severity) {
+          f.severity = e.severity;
+          f.lost_gpu_s = e.lost_gpu_s;
+          tied = fmt::format("; the job lost {:.0f} GPU-s meanwhile ({})", e.lost_gpu_s, e.kind);
+        }
+      }
+      f.summary = fmt::format("{} out of step with its job: {} {} its usual phase in {} chunks "
+                              "over {:.0f}s, on all {} of its NICs{}",
+                              servers[job.servers[si]].name, Seconds(std::abs(f.value)),
+                              f.value > 0 ? "behind" : "ahead of", run.flagged,
+                              (f.end_ms - f.start_ms) / 1000.0, nic_shifts.size(), tied);
       findings->push_back(std::move(f));
     }
   }
@@ -808,7 +953,8 @@ void FindServersOutOfStep(const CountersJob& job, int ji, const std::vector<doub
 
 // Stages 4 and 5 for one job: period, iterations, step summary, plot, findings.
 void AnalyzeJob(int ji, const ServerSeries& series, const Grid& grid, double refresh_s,
-                const CountersOptions& options, CountersResult* res) {
+                const CountersOptions& options, const NicSeriesFn& nic_series,
+                CountersResult* res) {
   CountersJob& job = res->jobs[ji];
   for (int s : job.servers) res->servers[s].job = ji;
   const JobTraffic jt = SumJobTraffic(job, series, grid.bins);
@@ -820,9 +966,10 @@ void AnalyzeJob(int ji, const ServerSeries& series, const Grid& grid, double ref
   const std::vector<double> durations = MakeIterations(b, jt.ok, grid, &job);
   const StepBaseline base = SummarizeSteps(durations, options.k, &job);
   MakePlotSeries(jt.rate, grid, options, &job);
-  const std::vector<bool> flagged = FindSlowIterations(
-      job, ji, jt.rate, durations.size(), base, grid, refresh_s, options.k, &res->findings);
-  FindServersOutOfStep(job, ji, jt.rate, series, flagged, grid, res->servers, options.k,
+  const std::vector<bool> flagged =
+      FindSlowIterations(&job, ji, jt.rate, durations.size(), base, grid, refresh_s,
+                         res->polls.poll_p90_s, options, &res->findings);
+  FindServersOutOfStep(job, ji, jt.rate, series, flagged, grid, res->servers, nic_series,
                        &res->findings);
 }
 
@@ -847,9 +994,27 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
   std::map<std::string, ServerAcc> acc =
       SumPortsByServer(data, topology, res.grid, spread, stats, &res.bytes);
   const ServerSeries series = ProfileServers(&acc, res.grid, options, &res.servers);
+  // One server's NICs, each on its own (Gb/s per bin), spread again only when asked: the
+  // out-of-step test needs them for a few candidate servers.
+  const NicSeriesFn nic_series = [&](const std::string& server) {
+    std::vector<std::vector<double>> out;
+    for (const PortSeries& p : data.ports) {
+      auto it = topology.find({p.switch_name, p.port});
+      const std::string name =
+          topology.empty() ? p.switch_name + ":" + p.port
+                           : (it == topology.end() ? std::string() : it->second.server);
+      if (name != server) continue;
+      std::vector<double> bytes(res.grid.bins, 0);
+      std::vector<uint16_t> covered(res.grid.bins, 0);
+      SpreadPort(p, res.grid, spread, bytes.data(), covered.data(), nullptr);
+      for (double& v : bytes) v = v * 8 / res.grid.bin_s / 1e9;
+      out.push_back(std::move(bytes));
+    }
+    return out;
+  };
   res.jobs = GroupServersIntoJobs(series, res.grid, options, &res.servers);
   for (size_t ji = 0; ji < res.jobs.size(); ++ji) {
-    AnalyzeJob(static_cast<int>(ji), series, res.grid, refresh_s, options, &res);
+    AnalyzeJob(static_cast<int>(ji), series, res.grid, refresh_s, options, nic_series, &res);
   }
   std::sort(res.findings.begin(), res.findings.end(),
             [](const CountersFinding& a, const CountersFinding& b) {

@@ -8,9 +8,11 @@
 //      servers whose periods agree up to a harmonic and whose NIC signatures match;
 //   4. per job: the period of the summed traffic, a one-iteration template folded at that period,
 //      iteration boundaries tracked by normalised cross-correlation with the template;
-//   5. findings: slow iterations (k robust sigma over the job's iteration durations), job-wide
-//      stalls (a slow iteration that is mostly silence), and servers out of step with their job
-//      (k sigma below the job's per-iteration correlation or phase-shifted, for >= 2 iterations).
+//   5. findings (counters/slow_episodes.h): iterations are judged against the job's resolution
+//      limit (what the poll and refresh periods can show); slow ones become episodes (a job-wide
+//      stall when the span is mostly silence), a regular cadence of them the job's rhythm (info),
+//      severity by lost GPU time; a server out of step is one whose phase lag against the rest
+//      of its job changes for several chunks of iterations, on each of its NICs.
 // Sits after counters/port_counters.h and resample.h; output/counters_report.h turns the result
 // into the common report.
 #pragma once
@@ -23,6 +25,7 @@
 #include "counters/period.h"
 #include "counters/port_counters.h"
 #include "counters/resample.h"
+#include "counters/slow_episodes.h"
 #include "diagnosis/finding.h"
 
 namespace prism::counters {
@@ -39,6 +42,8 @@ struct CountersOptions {
   double match_threshold = 0.3;  // template correlation that counts as an iteration
   double plot_bin_s = 0;         // traffic series in the report: 0 = max(bin, period / 8)
   PeriodOptions period;
+  EpisodeOptions episodes;       // its k is set from k
+  ImpactOptions impact;          // lost GPU time -> severity
 };
 
 struct ServerResult {
@@ -63,6 +68,8 @@ struct CountersJob {
   double period_s = 0, strength = 0;
   double step_median_s = 0, step_p99_s = 0;
   std::vector<Iteration> iterations;
+  ResolutionLimit resolution;          // what the counters can show of one iteration
+  size_t merged_iterations = 0;        // iterations inside intervals whose boundary was not seen
   std::vector<std::string> nic_names;  // signature order
   std::vector<double> signature;       // share of the job's bytes per NIC name, sums to 1
   double server_gbps = 0;              // mean rate per server
@@ -73,7 +80,8 @@ struct CountersJob {
 };
 
 struct CountersFinding {
-  std::string kind;  // slow_iteration | job_stall | server_out_of_step
+  // slow_iteration (an episode) | job_stall | iteration_rhythm | server_out_of_step
+  std::string kind;
   diagnosis::Severity severity = diagnosis::Severity::kWarning;  // the flow mode's scale
   int job = -1;
   std::vector<int> servers;
@@ -81,6 +89,7 @@ struct CountersFinding {
   std::string metric;
   double value = 0, baseline = 0, sigma = 0;
   int units = 0;
+  double lost_gpu_s = 0;  // servers x GPUs per server x seconds lost
   std::string summary;
 };
 

@@ -100,11 +100,53 @@ TEST(AnalyzeCounters, JobsPeriodsStallAndOutOfStep) {
   }
   EXPECT_TRUE(stall);
   EXPECT_TRUE(out_of_step);
+  for (const CountersFinding& f : r.findings) {
+    // 4 servers x 8 GPUs x ~30 s: 960 GPU-s, a warning by lost GPU time.
+    if (f.kind == "job_stall") {
+      EXPECT_EQ(f.severity, diagnosis::Severity::kWarning) << f.summary;
+      EXPECT_NEAR(f.lost_gpu_s, 4 * 8 * 30, 4 * 8 * 4) << f.summary;
+    }
+    // b2's shift costs its job nothing: named, but info.
+    if (f.kind == "server_out_of_step") {
+      EXPECT_EQ(f.severity, diagnosis::Severity::kInfo);
+      EXPECT_NEAR(std::abs(f.value), 3.0, 0.6) << f.summary;
+    }
+  }
+  EXPECT_GT(r.jobs[0].resolution.limit_s, 1.9);  // two boundaries of a 1 s refresh
+  EXPECT_LT(r.jobs[0].resolution.limit_s, 2.5);
   // No false alarms elsewhere: every finding is one of the two injected ones.
   for (const CountersFinding& f : r.findings) {
     EXPECT_TRUE(f.kind == "job_stall" || f.kind == "server_out_of_step" ||
                 (f.start_ms - t0 > 290'000 && f.end_ms - t0 < 340'000))
         << f.kind << " " << f.summary;
+  }
+}
+
+// The out-of-step rule needs evidence that polling artefacts cannot make: a server at a constant
+// phase of its own (a pipeline stage) is in step; a shift seen on one of its NICs only is not
+// the server's.
+TEST(AnalyzeCounters, OutOfStepNeedsAPhaseChangeOnEveryNic) {
+  auto out_of_step = [](const CountersResult& r) {
+    std::vector<std::string> names;
+    for (const CountersFinding& f : r.findings)
+      if (f.kind == "server_out_of_step") names.push_back(r.servers[f.servers[0]].name);
+    return names;
+  };
+  {
+    PortTopology topo;
+    CountersData data = MakeTwoJobCluster(&topo, /*shift_one_nic=*/false, /*role_offset_s=*/2.0);
+    Stats stats;
+    CountersResult r = AnalyzeCounters(data, topo, {}, &stats);
+    ASSERT_EQ(r.jobs.size(), 2u);
+    EXPECT_EQ(out_of_step(r), std::vector<std::string>{"b2"});
+  }
+  {
+    PortTopology topo;
+    CountersData data = MakeTwoJobCluster(&topo, /*shift_one_nic=*/true);
+    Stats stats;
+    CountersResult r = AnalyzeCounters(data, topo, {}, &stats);
+    ASSERT_EQ(r.jobs.size(), 2u);
+    EXPECT_TRUE(out_of_step(r).empty());
   }
 }
 

@@ -13,9 +13,12 @@
 namespace prism::counters {
 
 // Synthetic cluster: servers of two jobs (period 6 s on 4 servers, 9 s on 5 servers), 2 NICs each,
-// polled every ~0.57 s with a 1 s refresh. Job A stalls for 30 s; one server of job B runs a
-// quarter period out of phase for a while.
-inline CountersData MakeTwoJobCluster(PortTopology* topo) {
+// polled every ~0.57 s with a 1 s refresh. Job A stalls for 30 s; one server of job B (b2) runs a
+// third of a period out of phase for a while (on one NIC only with `shift_one_nic`: what a port's
+// own polling artefacts could look like); b3 keeps a constant `role_offset_s` throughout (a
+// pipeline stage's usual phase).
+inline CountersData MakeTwoJobCluster(PortTopology* topo, bool shift_one_nic = false,
+                                      double role_offset_s = 0) {
   struct Server {
     std::string name;
     double period_s, phase_s;
@@ -40,7 +43,9 @@ inline CountersData MakeTwoJobCluster(PortTopology* topo) {
       for (double t = 0; t < total_s; t += res_s) {
         double tt = t;
         if (sv.stall && t >= stall_from) tt = t < stall_to ? -1 : t - (stall_to - stall_from);
-        if (sv.shifted && t >= shift_from && t < shift_to) tt += sv.period_s / 3;
+        if (sv.shifted && t >= shift_from && t < shift_to && !(shift_one_nic && nic == 1))
+          tt += sv.period_s / 3;
+        if (sv.name == "b3") tt += role_offset_s;
         double ph = tt < 0 ? -1 : std::fmod(tt + sv.phase_s, sv.period_s);
         double rate = ph >= 0 && ph < 0.4 * sv.period_s ? 20e9 : (ph >= 0 ? 1e9 : 0);  // bytes/s
         cum += rate * res_s;

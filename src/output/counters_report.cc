@@ -53,6 +53,10 @@ ReportCountersJob MakeCountersJob(const CountersJob& job, size_t j) {
   cj.signature = job.signature;
   for (const Iteration& it : job.iterations)
     cj.iterations.emplace_back(it.start_ms * 1'000'000, it.end_ms * 1'000'000);
+  cj.boundary_s = job.resolution.boundary_s;
+  cj.uncertainty_s = job.resolution.uncertainty_s;
+  cj.resolution_limit_s = job.resolution.limit_s;
+  cj.merged_iterations = job.merged_iterations;
   cj.plot_start_ns = job.plot_start_ms * 1'000'000;
   cj.plot_bin_s = job.plot_bin_s;
   cj.traffic_gbps = job.traffic_gbps;

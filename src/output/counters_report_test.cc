@@ -25,9 +25,14 @@ TEST(CountersReport, JsonAndSummary) {
   EXPECT_EQ(doc["jobs"][0]["hosts"].size(), 4u);
   EXPECT_EQ(doc["counters"]["jobs"][0]["iterations"].size(), r.jobs[0].iterations.size());
   EXPECT_FALSE(doc["counters"]["jobs"][0]["plot"]["gbps"].empty());
+  // The resolution the job's iterations are measured with: two 1 s refresh boundaries.
+  EXPECT_DOUBLE_EQ(doc["counters"]["jobs"][0]["resolution"]["limit_s"].get<double>(),
+                   r.jobs[0].resolution.limit_s);
+  EXPECT_GT(r.jobs[0].resolution.limit_s, 1.9);
   const std::string text = FormatSummary(report, false);
   EXPECT_NE(text.find("Jobs: 2 (from port counters)"), std::string::npos) << text;
   EXPECT_NE(text.find("job_stall"), std::string::npos);
+  EXPECT_NE(text.find("resolution: each iteration +-"), std::string::npos) << text;
   EXPECT_NE(text.find("counter polls read"), std::string::npos);
 }
 

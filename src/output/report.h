@@ -135,6 +135,11 @@ struct ReportCountersJob {
   std::vector<std::string> nic_names;     // the per-NIC rate signature: share of bytes per NIC
   std::vector<double> signature;
   std::vector<std::pair<int64_t, int64_t>> iterations;  // [start_ns, end_ns), by start
+  // What the counters can show of one iteration (counters/slow_episodes.h): one boundary's blur,
+  // a duration's 1-sigma uncertainty, the smallest excess reported as slow; and iterations found
+  // inside intervals whose boundary the counters did not show.
+  double boundary_s = 0, uncertainty_s = 0, resolution_limit_s = 0;
+  size_t merged_iterations = 0;
   // The job's summed traffic for plots: traffic_gbps[i] covers plot_start_ns + i * plot_bin_s.
   int64_t plot_start_ns = 0;
   double plot_bin_s = 0;

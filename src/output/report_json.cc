@@ -112,6 +112,10 @@ json CountersJson(const ReportCounters& c) {
                     {"server_gbps", j.server_gbps},
                     {"nic_signature", std::move(signature)},
                     {"iterations", std::move(iterations)},
+                    {"resolution", {{"boundary_s", j.boundary_s},
+                                    {"uncertainty_s", j.uncertainty_s},
+                                    {"limit_s", j.resolution_limit_s},
+                                    {"merged_iterations", j.merged_iterations}}},
                     {"plot", {{"start_ns", j.plot_start_ns},
                               {"bin_s", j.plot_bin_s},
                               {"gbps", j.traffic_gbps}}}});

@@ -146,6 +146,15 @@ void AppendCountersJobs(const Report& r, const Painter& p, std::string* out) {
       fmt::format_to(std::back_inserter(*out), "    step period {}, {} iterations, median {}, p99 {}\n",
                      Seconds(c->period_s), c->iterations.size(), Seconds(job.step_time.median_s),
                      Seconds(job.step_time.p99_s));
+      if (c->resolution_limit_s > 0) {
+        fmt::format_to(std::back_inserter(*out),
+                       "    resolution: each iteration +-{}, slow from +{} over the median{}\n",
+                       Seconds(c->uncertainty_s), Seconds(c->resolution_limit_s),
+                       c->merged_iterations > 0
+                           ? fmt::format(" ({} iterations with no visible boundary)",
+                                         c->merged_iterations)
+                           : std::string());
+      }
       fmt::format_to(std::back_inserter(*out), "    NIC signature: {}\n", Abbreviated(sig, 8));
     }
     fmt::format_to(std::back_inserter(*out), "    servers: {}\n", Abbreviated(job.hosts, 6));
