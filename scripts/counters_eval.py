@@ -6,7 +6,9 @@ Usage: counters_eval.py TRUTH.json REPORT.json  -> one JSON line:
   (relative, over matched jobs; truth period = median true step), stalls / stalls_found (a
   job_stall of the matched job overlapping the stall), slow_servers / slow_found (a finding of the
   matched job overlapping the slow-server span), slow_localized (a server_out_of_step naming the
-  slow host), false_findings (findings overlapping no fault of their job).
+  slow host), false_findings (findings overlapping no fault of their job), false_warnings (those
+  of severity warning or critical: what an operator is paged for), rhythms (iteration_rhythm
+  findings: a job's checkpoint cadence, info).
 Sweep: counters_eval.py --sweep LLMPRISM OUTDIR  runs simulate + analyze over poll intervals and
 scenarios and prints a Markdown table.
 """
@@ -64,12 +66,15 @@ def score(truth, report):
         if any(x["kind"] == "server_out_of_step" and set(x.get("hosts", [])) & hosts for x in hits):
             out["slow_localized"] += 1
     rev = {v: k for k, v in match.items()}
-    false = 0
+    false = false_warn = 0
     for x in report["findings"]:
         spans = fault_spans.get(rev.get(x["job"]), [])
         if not any(x["start_ns"] < e and x["end_ns"] > s for s, e in spans):
             false += 1
+            false_warn += x["severity"] in ("warning", "critical")
     out["false_findings"] = false
+    out["false_warnings"] = false_warn
+    out["rhythms"] = sum(x["kind"] == "iteration_rhythm" for x in report["findings"])
     return out
 
 
@@ -77,8 +82,9 @@ def sweep(llmprism, outdir):
     rows = []
     cases = [("counters", p, p) for p in (0.1, 0.5, 1, 2, 5)] + [("counters", 0.5, 1)]
     cases += [("counters-short", 1, 1), ("counters-short", 0.5, 1), ("counters-long", 1, 1), ("counters-long", 5, 5)]
-    print("| scenario | poll s | refresh s | jobs exact | period err max | stall found | slow server found (localized) | false findings |")
-    print("|---|---|---|---|---|---|---|---|")
+    cases += [("counters-ops", 1, 1), ("counters-ops", 0.5, 1)]
+    print("| scenario | poll s | refresh s | jobs exact | period err max | stall found | slow server found (localized) | false findings (warning+) | rhythm |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for scen, poll, refresh in cases:
         d = os.path.join(outdir, f"{scen}-p{poll}-r{refresh}")
         subprocess.run([llmprism, "simulate", "--scenario", scen, "--emit", "counters", "--poll", str(poll),
@@ -89,7 +95,8 @@ def sweep(llmprism, outdir):
         s = score(json.load(open(os.path.join(d, "truth.json"))), json.load(open(os.path.join(d, "report.json"))))
         pe = "-" if s["period_err_max"] is None else f"{100 * s['period_err_max']:.2f}%"
         print(f"| {scen} | {poll} | {refresh} | {s['jobs_exact']}/{s['jobs_truth']} | {pe} | "
-              f"{s['stalls_found']}/{s['stalls']} | {s['slow_found']}/{s['slow_servers']} ({s['slow_localized']}) | {s['false_findings']} |")
+              f"{s['stalls_found']}/{s['stalls']} | {s['slow_found']}/{s['slow_servers']} ({s['slow_localized']}) | "
+              f"{s['false_findings']} ({s['false_warnings']}) | {s['rhythms']} |")
 
 
 if __name__ == "__main__":

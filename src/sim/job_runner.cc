@@ -284,6 +284,10 @@ void JobRunner::RunStep() {
       for (int d = 0; d < dp; ++d) next_ready[d] = std::max(opt_end[d], first_bucket_end);
     }
     for (int d = 0; d < dp; ++d) {
+      const size_t step_index = steps_[RankOf(s, d, 0)].size();
+      if (config_.checkpoint_every_steps > 0 &&
+          (step_index + 1) % static_cast<size_t>(config_.checkpoint_every_steps) == 0)
+        next_ready[d] += static_cast<int64_t>(config_.checkpoint_pause_s * 1e9);
       for (const auto& [a, b] : stalls_)
         if (next_ready[d] >= a && next_ready[d] < b) next_ready[d] = b;
       stage_ready_[size_t(s) * dp + d] = next_ready[d];

@@ -244,6 +244,23 @@ SimConfig Counters(const char* name = "counters", double scale = 1) {
   return c;
 }
 
+// Counters mode as an operator runs it (docs/counters.md): steps of 2-5 s read through 1 s polls,
+// one job checkpointing every 20 steps (a 6 s pause: its rhythm, not a fault), a job-wide stall,
+// a slow server; 20 hosts, 15 minutes.
+SimConfig CountersOps() {
+  SimConfig c = Counters("counters-ops");
+  c.duration_s = 900;
+  c.jobs[0].fwd_ms = 85;        // 8 hosts, ~4.5 s steps; host 1 1.4x slower 300-420 s
+  c.jobs[0].optimizer_ms = 20;
+  c.jobs[1].fwd_ms = 35;        // 6 hosts, ~3 s steps; stalls 200-240 s
+  c.jobs[1].optimizer_ms = 15;
+  c.jobs[2].fwd_ms = 90;        // 6 hosts, DP only, ~2 s steps; a checkpoint every 20 steps
+  c.jobs[2].optimizer_ms = 15;
+  c.jobs[2].checkpoint_every_steps = 20;
+  c.jobs[2].checkpoint_pause_s = 6;
+  return c;
+}
+
 }  // namespace
 
 std::vector<ScenarioInfo> ListScenarios() {
@@ -265,6 +282,8 @@ std::vector<ScenarioInfo> ListScenarios() {
                    "(for --emit counters)"},
       {"counters-short", "counters with 0.3x compute: 1.6-2.6 s steps"},
       {"counters-long", "counters with 3x compute and length: 16-26 s steps, 30 min"},
+      {"counters-ops", "counters with 2-5 s steps, a checkpoint every 20 steps on one job, a stall "
+                       "and a slow server, 15 min (for --emit counters --poll 1)"},
       {"scale-100k", "102,400 GPUs, a hundred 1,024-GPU jobs, one minute"},
   };
 }
@@ -282,6 +301,7 @@ StatusOr<SimConfig> MakeScenario(const std::string& name, uint64_t seed) {
   else if (name == "counters") c = Counters();
   else if (name == "counters-short") c = Counters("counters-short", 0.3);
   else if (name == "counters-long") c = Counters("counters-long", 3);
+  else if (name == "counters-ops") c = CountersOps();
   else if (name == "scale-10k") c = Scale("scale-10k", 10, 16);
   else if (name == "scale-100k") c = Scale("scale-100k", 100, 64);
   else return MakeError(ErrorCode::kInvalidArgument, "unknown scenario '{}' (see --list)", name);

@@ -32,6 +32,11 @@ struct JobConfig {
   double fwd_ms = 20;             // forward compute per micro-batch per stage; backward = 2x
   double compute_jitter = 0.01;   // relative sigma of every compute op
   double optimizer_ms = 30;
+  // A synchronous checkpoint (or evaluation) every N steps: every stage pauses `checkpoint_pause_s`
+  // after that step's optimizer, with no training traffic (0 = none). Part of the job's rhythm,
+  // not a fault: the truth's step times include it.
+  int checkpoint_every_steps = 0;
+  double checkpoint_pause_s = 0;
   double activation_mib = 64;     // PP activation per micro-batch per stage boundary (split over TP)
   double grad_mib = 1024;         // gradient bytes per rank (all-reduced over DP every step)
   std::vector<double> bucket_fractions = {0.35, 0.3, 0.25, 0.1};  // DP buckets (ZeRO: uniform)

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -51,6 +52,27 @@ TEST(Simulator, TinyProducesRecordsAndTruth) {
     EXPECT_GE(r.end_ns, run->truth.start_ns);
     EXPECT_LT(r.start_ns, run->truth.end_ns);
   }
+}
+
+// A checkpoint every N steps: one step in N longer by the pause, exactly N apart.
+TEST(Simulator, CheckpointCadencePausesEveryNthStep) {
+  SimConfig c = *MakeScenario("tiny", 1);
+  c.jobs[0].checkpoint_every_steps = 5;
+  c.jobs[0].checkpoint_pause_s = 1.0;
+  auto run = RunScenario(c);
+  const auto& steps = run->truth.timelines[0].steps;
+  ASSERT_GT(steps.size(), 12u);
+  std::vector<double> d;
+  for (const auto& s : steps) d.push_back((s.end_ns - s.start_ns) / 1e9);
+  std::vector<double> sorted = d;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  std::vector<size_t> long_steps;
+  for (size_t i = 0; i < d.size(); ++i)
+    if (d[i] > median + 0.8) long_steps.push_back(i);
+  ASSERT_GE(long_steps.size(), 2u);
+  for (size_t i = 1; i < long_steps.size(); ++i) EXPECT_EQ(long_steps[i] - long_steps[i - 1], 5u);
+  for (size_t i : long_steps) EXPECT_NEAR(d[i], median + 1.0, 0.1);
 }
 
 TEST(Simulator, IsDeterministicForASeed) {
