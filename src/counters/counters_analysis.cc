@@ -667,13 +667,15 @@ CountersFinding EpisodeFinding(const CountersJob& job, int ji, const SlowEpisode
   CountersFinding f;
   f.job = ji;
   f.servers = job.servers;
-  f.baseline = med;
   f.sigma = job.resolution.uncertainty_s;
   f.units = ep.slow;
   f.lost_gpu_s = static_cast<double>(ns) * impact.gpus_per_server * ep.extra_s;
   f.severity = SeverityOfLoss(f.lost_gpu_s, impact);
-  f.value = ep.extra_s;
-  f.metric = "lost_s";
+  // The episode's length against what its iterations' bytes take at the median step: the
+  // difference is the time lost (the summary says it in GPU-seconds).
+  f.metric = "episode_s";
+  f.value = span_s;
+  f.baseline = std::max(0.0, span_s - ep.extra_s);
   if (quiet_s >= quiet.normal_quiet_s + med && quiet_s >= 2 * refresh_s) {
     f.kind = "job_stall";
     f.severity = std::max(f.severity, Severity::kWarning);
@@ -750,8 +752,8 @@ std::vector<bool> FindSlowIterations(CountersJob* job, int ji, const std::vector
     f.servers = job->servers;
     f.start_ms = job->iterations[r.first].start_ms;
     f.end_ms = job->iterations[r.last].end_ms;
-    f.metric = "rhythm_extra_s";
-    f.value = r.extra_s;
+    f.metric = "rhythm_iteration_s";  // the cadence's iteration against the median one
+    f.value = base.median + r.extra_s;
     f.baseline = base.median;
     f.sigma = job->resolution.uncertainty_s;
     f.units = r.count;
