@@ -1,8 +1,9 @@
 // File: apps/llmprism/analyze_cmd.cc
 // `llmprism analyze INPUT... [--topology FILE] [--window SECONDS] [--report FILE.json] [--k K]
-//  [--html FILE.html] [--trace FILE.json [--trace-all]]`:
+//  [--html FILE.html] [--trace FILE.json [--trace-all]] [--max-record-s 3600]`:
 // reads flow CSV, IPFIX, pcap and pcapng files (the format of each is detected from its first
-// bytes, zstd or not), cuts the records into windows, runs analysis and diagnosis on each window,
+// bytes, zstd or not), skips records of implausible duration (pipeline/record_duration.h),
+// cuts the records into windows, runs analysis and diagnosis on each window,
 // merges the windows into one report (output/report.h), writes it as JSON / HTML page / Chrome
 // trace when asked and prints the summary (coloured only when stdout is a terminal). When stderr is a
 // terminal, progress (records and bytes read, rate, ETA; windows analysed) goes there.
@@ -32,6 +33,7 @@
 #include "capture_options.h"
 #include "cli_checks.h"
 #include "counters_cmd.h"
+#include "record_options.h"
 
 #include "analysis/analyze.h"
 #include "core/name_table.h"
@@ -49,6 +51,7 @@
 #include "output/text_summary.h"
 #include "pipeline/analyze_window.h"
 #include "pipeline/input_registry.h"
+#include "pipeline/record_duration.h"
 
 namespace {
 
@@ -71,6 +74,7 @@ struct AnalyzeArgs {
   bool timings = false;  // per-stage CPU / wall time and peak RSS on stderr
   CountersCliArgs counters;  // counters mode (counters_cmd.h)
   CaptureCliArgs capture;    // captures: flowlet gap, RoCE idle timeout
+  RecordCliArgs record;      // --max-record-s
 };
 
 // Bytes this process has read through read(2) so far (/proc/self/io "rchar"); -1 when unknown.
@@ -322,8 +326,11 @@ int RunAnalyze(const AnalyzeArgs& args) {
   all.Reserve(expected_records);
   const prism::pipeline::ReadOptions read_options = ToReadOptions(args.capture);
   const prism::pipeline::InputRegistry& readers = prism::pipeline::InputRegistry::Default();
+  // Records ending before they start or lasting implausibly long are counted and skipped here,
+  // before the window cut: one such record would otherwise stretch its window's time axis.
+  prism::pipeline::DurationFilter plausible(&all, args.record.max_record_ns(), &stats);
   for (const std::string& path : args.inputs) {
-    ProgressSink sink(&all, progress, path);
+    ProgressSink sink(&plausible, progress, path);
     auto read = readers.Read(path, read_options, &sink, &points, &stats);
     sink.Done();
     if (!read) return fail(read.error());
@@ -448,6 +455,7 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
                   "Flow CSV, IPFIX, pcap or pcapng files, or port counters CSVs (format "
                   "detected from the content; .zst is fine)");
   AddCaptureOptions(cmd, &args->capture);
+  AddRecordOptions(cmd, &args->record, "is counted as record_bad_duration and skipped");
   cmd->add_option("--topology", args->topology,
                   "Topology CSV: ip,host,gpu,leaf[,kind]; for port counters switch,port,server[,nic_ip,nic]");
   AddCountersOptions(cmd, &args->counters);

@@ -26,6 +26,7 @@
 
 #include "capture_options.h"
 #include "cli_checks.h"
+#include "record_options.h"
 #include "service/memory_plan.h"
 #include "service/service.h"
 
@@ -53,7 +54,7 @@ struct ServeArgs {
   double k = 3;
   int threads = 0;
   std::string memory_limit;  // empty: half of what is available (service/memory_plan.h)
-  double max_record_s = 3600;
+  RecordCliArgs record;  // --max-record-s
   size_t queue_records = 1'000'000;
   size_t udp_queue_datagrams = 4096;
   CaptureCliArgs capture_flows;  // --capture and watched pcaps: flowlet gap, RoCE idle timeout
@@ -141,7 +142,7 @@ int RunServe(const ServeArgs& args) {
     if (!bytes) return fail("--memory-limit: " + bytes.error().message);
     o.memory_limit_bytes = *bytes;
   }
-  o.plausibility.max_record_ns = std::llround(args.max_record_s * 1e9);
+  o.plausibility.max_record_ns = args.record.max_record_ns();
   if (o.buffer.step_ns <= 0 || o.buffer.window_ns % o.buffer.step_ns != 0) {
     return fail("--window must be a whole multiple of --step");
   }
@@ -285,11 +286,10 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                   "the analysis of a window are sized from it; when the record rate outgrows it, "
                   "windows get shorter (stated in the log, /api/v1/health and each window's "
                   "report) rather than records being dropped (docs/api.md, Memory)");
-  cmd->add_option("--max-record-s", args->max_record_s,
-                  "A record lasting longer than this is implausible (counted as "
-                  "implausible_time, not analysed); so is one ending more than 600 s before, or "
-                  "60 s after, the export time of its IPFIX message / NetFlow v9 packet")
-      ->capture_default_str()->check(cli_checks::kPositive);
+  AddRecordOptions(cmd, &args->record,
+                   "is implausible (counted as implausible_time, not analysed); so is one ending "
+                   "more than 600 s before, or 60 s after, the export time of its IPFIX message "
+                   "/ NetFlow v9 packet");
   cmd->add_option("--queue-records", args->queue_records,
                   "Records that may wait between ingest and windowing; beyond, UDP batches are "
                   "dropped and counted")

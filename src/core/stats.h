@@ -17,6 +17,7 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(records_read,            kInfo,     "flow records accepted from all inputs")                \
   F(csv_bad_row,             kDataLoss, "CSV rows skipped: wrong column count or unparsable field") \
   F(csv_bad_time,            kDataLoss, "CSV rows skipped: end_ns before start_ns")             \
+  F(record_bad_duration,     kDataLoss, "records skipped: ending before they start, or lasting longer than the longest plausible record (--max-record-s)") \
   F(topology_bad_row,        kDataLoss, "topology rows skipped: unparsable")                    \
   F(topology_duplicate_ip,   kDataLoss, "topology rows skipped: IP listed twice")               \
   F(ipfix_bad_message,       kDataLoss, "IPFIX messages skipped: bad header or length")         \

@@ -3,7 +3,7 @@
 namespace prism::service {
 
 bool PlausibleTime(const FlowRecord& r, int64_t reference_ns, const TimePlausibility& o) {
-  if (r.end_ns < r.start_ns || r.end_ns - r.start_ns > o.max_record_ns) return false;
+  if (!pipeline::PlausibleDuration(r, o.max_record_ns)) return false;
   if (reference_ns == kNoReferenceNs) return true;
   return r.end_ns <= reference_ns + o.max_clock_skew_ns &&
          r.end_ns >= reference_ns - o.max_export_delay_ns;

@@ -4,11 +4,12 @@
 // at 0, a datagram from the far future, out-of-order batches of another era — would otherwise
 // jump the clock, make every window due at once and turn every later record into a late one.
 // Two checks, each counting what it refuses (implausible_time, never silent):
-//   - PlausibleTime, per record as it is decoded: it lasts longer than `max_record_ns`, ends
-//     before it starts, or sits far from its reference time: the export time of its IPFIX
-//     message / NetFlow v9 packet (a record ends before it is exported, and is exported within
-//     `max_export_delay_ns`), or the wall clock for live captures (packets are stamped now);
-//     files have no reference (they may be of any age);
+//   - PlausibleTime, per record as it is decoded: it lasts longer than `max_record_ns` or ends
+//     before it starts (pipeline/record_duration.h: analyze's check of its files), or sits far
+//     from its reference time: the export time of its IPFIX message / NetFlow v9 packet (a
+//     record ends before it is exported, and is exported within `max_export_delay_ns`), or the
+//     wall clock for live captures (packets are stamped now); files have no reference (they may
+//     be of any age);
 //   - ClockGuard, in the window thread: a record more than `max_jump_ns` ahead of the newest
 //     record end, or that far behind the oldest open window, is held instead of added. While
 //     records in range keep arriving, held records older than `confirm_wall_ns` are refused as
@@ -24,11 +25,13 @@
 #include <vector>
 
 #include "core/flow_record.h"
+#include "pipeline/record_duration.h"
 
 namespace prism::service {
 
 struct TimePlausibility {
-  int64_t max_record_ns = 3'600'000'000'000;      // a record lasting longer is implausible
+  // A record lasting longer is implausible (the same limit as analyze's: --max-record-s).
+  int64_t max_record_ns = pipeline::kDefaultMaxRecordNs;
   int64_t max_export_delay_ns = 600'000'000'000;  // end at most this long before export
   int64_t max_clock_skew_ns = 60'000'000'000;     // end at most this long after export / now
 };

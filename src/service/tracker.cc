@@ -191,8 +191,6 @@ std::string LossSummary(const WindowLoss& loss) {
   return by;
 }
 
-int64_t WindowSpanNs(const Window& w) { return w.end_ns - w.start_ns; }
-
 }  // namespace
 
 const JobState* Tracker::FindJob(const std::string& id) const {
