@@ -915,7 +915,8 @@ void FindServersOutOfStep(const CountersJob& job, int ji, const std::vector<doub
         }
         nics_loaded = true;
       }
-      bool agree = !nic_shifts.empty();
+      // One NIC cannot confirm itself: its own polling artefacts are what is being ruled out.
+      bool agree = nic_shifts.size() >= 2;
       for (const std::vector<double>& ns_c : nic_shifts) {
         std::vector<double> v;
         for (size_t c = run.first; c <= run.last; ++c)

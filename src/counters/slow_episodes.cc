@@ -83,6 +83,17 @@ EpisodeAnalysis FindSlowEpisodes(const std::vector<IterationSample>& iterations,
     out.excess_s[i] = it.duration_s - worth[i] * median_s;
     elevated[i] = out.excess_s[i] > elevated_s;
   }
+  // A sustained slowdown: >= min_sustained consecutive iterations each over one uncertainty (and
+  // 15%) are candidates too, though none alone is k uncertainties over. Boundary errors cannot
+  // do that: a late boundary lengthens one iteration and shortens the next.
+  const double sustained_s = std::max(0.15 * median_s, limit.uncertainty_s);
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && !iterations[j].gap && out.excess_s[j] > sustained_s) ++j;
+    if (j - i >= options.min_sustained)
+      for (size_t m = i; m < j; ++m) elevated[m] = true;
+    i = j > i ? j : i + 1;
+  }
 
   // Candidate spans: elevated iterations with at most merge_gap others between them (no gap).
   struct Span {

@@ -13,7 +13,8 @@
 //      the same amount, so an excess must survive its neighbours;
 //   4. finds a rhythm: slow iterations recurring every N iterations (a checkpoint or evaluation
 //      every N steps) are the job's cadence, reported once with its period and cost;
-//   5. joins the remaining slow iterations into episodes (start, end, count, lost seconds).
+//   5. joins the remaining slow iterations into episodes (start, end, count, lost seconds); a run
+//      of iterations each a little slow (one uncertainty) counts when the run adds up.
 // Severity is then decided by lost GPU time (SeverityOfLoss), not by sigma.
 // Sits after counters_analysis.cc's iteration tracking, before its findings.
 #pragma once
@@ -69,6 +70,7 @@ struct IterationRhythm {
 struct EpisodeOptions {
   double k = 3;
   size_t merge_gap = 2;         // normal iterations allowed inside one episode
+  size_t min_sustained = 3;     // consecutive iterations over one uncertainty: a slowdown
   int min_rhythm_count = 4;     // occurrences before a cadence is the job's rhythm
   double rhythm_fit = 0.75;     // share of the slow iterations that must sit on the cadence
 };

@@ -83,6 +83,27 @@ TEST(SlowEpisodes, SustainedSlowdownAddsUpToOneEpisode) {
   EXPECT_NEAR(a.episodes[0].extra_s, 17 * 1.7, 2.5);
 }
 
+// With jittery polls (p90 1.4 s) one iteration must be 1.7 s over to stand out; a slow server's
+// 1.3 s per iteration, twenty times, is still one episode.
+TEST(SlowEpisodes, SustainedSlowdownBelowKUncertaintiesStillAddsUp) {
+  auto it = Steps(110, 4.45, 0.3, 7);
+  for (size_t i = 60; i < 80; ++i) it[i].duration_s += 1.3;
+  const ResolutionLimit lim = ComputeResolution(1.0, 1.38, 4.45, 0.09, 3);
+  ASSERT_GT(3 * lim.uncertainty_s, 1.3 + 0.3);
+  EpisodeAnalysis a = FindSlowEpisodes(it, 4.45, lim, {});
+  ASSERT_EQ(a.episodes.size(), 1u);
+  EXPECT_EQ(a.episodes[0].first, 60u);
+  EXPECT_EQ(a.episodes[0].last, 79u);
+  EXPECT_NEAR(a.episodes[0].extra_s, 26, 3);
+  // Two such iterations in a row (3.2 s together, over the 2.76 s limit) are not a run the
+  // counters can tell from noise.
+  auto two = Steps(110, 4.45, 0.3, 7);
+  two[60].duration_s = two[61].duration_s = 4.45 + 1.6;
+  EXPECT_TRUE(FindSlowEpisodes(two, 4.45, lim, {}).episodes.empty());
+  two[62].duration_s = 4.45 + 1.6;  // three are
+  EXPECT_EQ(FindSlowEpisodes(two, 4.45, lim, {}).episodes.size(), 1u);
+}
+
 TEST(SlowEpisodes, NearbySlowIterationsJoinDistantOnesDoNot) {
   auto it = Steps(200, 3.0, 0.1);
   it[40].duration_s = it[43].duration_s = 7;  // two normal ones between: one episode
