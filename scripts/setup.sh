@@ -15,6 +15,9 @@ packages=(
   clang-format universal-ctags  # scripts/format.sh, scripts/longest_functions.py
   chromium   # headless browser for the HTML report test (tests/browser), driven by playwright-core
   prometheus # counters mode: real Prometheus + promtool backfill (tests/counters/prometheus_e2e.sh)
+  # serve over HTTPS (cpp-httplib's SSLServer links OpenSSL; tests/service/serve_tls.sh makes a
+  # self-signed certificate with openssl and talks to serve with curl)
+  libssl-dev openssl curl
   # the real-traffic corpus (tests/realtraffic): torch.distributed training in network namespaces
   # joined by a bridge (iproute2: ip netns, tc), captured with tcpdump, compressed with zstd
   python3-torch iproute2 zstd

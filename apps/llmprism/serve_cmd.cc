@@ -1,6 +1,6 @@
 // File: apps/llmprism/serve_cmd.cc
 // `llmprism serve --ipfix-udp ADDR:PORT [--watch DIR] [--capture IFACE [--capture-filter BPF]] [--window 60] [--step 10] [--http ADDR:PORT]
-//  [--db FILE.sqlite] [--topology FILE] [--token T] ...`: continuous monitoring (service/service.h,
+//  [--db FILE.sqlite] [--topology FILE] [--token-file F] [--tls-cert F --tls-key F] ...`: continuous monitoring (service/service.h,
 // docs/api.md). Binds 127.0.0.1 unless told otherwise. Runs until SIGTERM or SIGINT, then stops the
 // sources, analyses the windows that hold data, writes them to the database and exits 0.
 // --ready-file writes {"http": PORT, "udp": [PORT...]} once everything listens (for scripts and
@@ -47,6 +47,7 @@ struct ServeArgs {
   std::string token;
   bool token_given = false;  // --token on the command line, even empty
   std::string token_file;
+  std::string tls_cert, tls_key;  // HTTPS
   int http_threads = 8;
   int http_max_connections = 64;
   double http_idle_s = 5, http_request_s = 10;
@@ -124,12 +125,30 @@ int RunServe(const ServeArgs& args) {
   }
   if (auto hp = prism::service::ParseHostPort(args.http, "--http"); !hp) {
     return fail(hp.error().message);
-  } else if (o.token.empty() && !IsLoopback(hp->first)) {
-    fmt::print(stderr,
-               "llmprism serve: warning: --http {} is reachable from other machines and no token "
-               "is set: anyone who can connect reads the API (give --token-file)\n",
-               args.http);
+  } else if (!IsLoopback(hp->first)) {
+    // Reachable from other machines: say what is exposed, and what would close it.
+    const bool tls = !args.tls_cert.empty();
+    if (o.token.empty() && !tls) {
+      fmt::print(stderr,
+                 "llmprism serve: warning: --http {} is reachable from other machines, with no "
+                 "token and no TLS: anyone who can connect reads the API, in clear text (give "
+                 "--token-file, and --tls-cert with --tls-key)\n",
+                 args.http);
+    } else if (o.token.empty()) {
+      fmt::print(stderr,
+                 "llmprism serve: warning: --http {} is reachable from other machines and no "
+                 "token is set: anyone who can connect reads the API (give --token-file)\n",
+                 args.http);
+    } else if (!tls) {
+      fmt::print(stderr,
+                 "llmprism serve: warning: --http {} is reachable from other machines without "
+                 "TLS: the token and the API travel in clear text (give --tls-cert and "
+                 "--tls-key)\n",
+                 args.http);
+    }
   }
+  o.tls.cert_file = args.tls_cert;
+  o.tls.key_file = args.tls_key;
   o.http_limits.threads = args.http_threads;
   o.http_limits.max_connections = args.http_max_connections;
   o.http_limits.idle_timeout_ms = std::llround(args.http_idle_s * 1e3);
@@ -257,6 +276,12 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       "the LLMPRISM_TOKEN environment variable; an empty token is refused)");
   cmd->add_option("--token-file", args->token_file,
                   "Read the bearer token from the first line of this file");
+  cmd->add_option("--tls-cert", args->tls_cert,
+                  "Serve HTTPS (TLS 1.2 or later) with this PEM certificate (chain); needs "
+                  "--tls-key");
+  cmd->add_option("--tls-key", args->tls_key,
+                  "The PEM private key of --tls-cert (unencrypted; keep it readable by this user "
+                  "only)");
   cmd->add_option("--http-threads", args->http_threads,
                   "HTTP workers, each serving one connection at a time")
       ->capture_default_str()

@@ -306,12 +306,15 @@ std::string RenderMetrics(const ApiContext& ctx) {
                      h.refused.load());
     head("llmprism_http_connections_closed_total", "counter",
          "HTTP connections closed by the server: idle (no request within --http-idle-s, or "
-         "yielding its worker to a waiting connection) or slow (a request not whole within "
-         "--http-request-s).");
+         "yielding its worker to a waiting connection), slow (a request, or a TLS handshake, "
+         "not whole within --http-request-s) or tls_failed (with --tls-cert: a failed TLS "
+         "handshake, or plain HTTP sent to the HTTPS port).");
     o += fmt::format("llmprism_http_connections_closed_total{{reason=\"idle\"}} {}\n",
                      h.idle_closed.load());
     o += fmt::format("llmprism_http_connections_closed_total{{reason=\"slow\"}} {}\n",
                      h.slow_closed.load());
+    o += fmt::format("llmprism_http_connections_closed_total{{reason=\"tls_failed\"}} {}\n",
+                     h.tls_failed.load());
   }
   head("llmprism_records_bad_total", "counter",
        "Input records, sets or messages skipped as malformed (sum of the data-loss counters).");

@@ -212,13 +212,13 @@ struct Service::Impl {
   Unsaved unsaved;
   std::chrono::steady_clock::time_point last_store_log{};
 
-  HttpServer http;
+  std::unique_ptr<HttpServer> http;  // plain or TLS (MakeHttpServer)
   std::thread http_thread;
   uint16_t http_port = 0;
   bool stopped = false;
 
   explicit Impl(const ServiceOptions& o)
-      : options(o), queue(o.queue_records), http(o.http_limits) {}
+      : options(o), queue(o.queue_records) {}
 
   void RunUdp(size_t index, ingest::UdpCollector* collector, PointTable* local) {
     SourceCounters* c = sources[index].get();
@@ -624,6 +624,9 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
   auto impl = std::make_unique<Impl>(options);
   Impl& s = *impl;
   s.pipeline.started_wall_ns = WallNs();
+  // The HTTP server first: a certificate or key it cannot use stops the start before anything
+  // else is opened or bound.
+  PRISM_ASSIGN_OR_RETURN(s.http, MakeHttpServer(options.http_limits, options.tls));
 
   // Memory by budget (service/memory_plan.h).
   std::string limit_from = "--memory-limit";
@@ -734,21 +737,22 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
   api.token = options.token;
   api.window_ns = options.buffer.window_ns;
   api.step_ns = options.buffer.step_ns;
-  api.http = &s.http.counters();
-  api.http_limits = s.http.limits();
-  InstallRoutes(&s.http, api);
+  api.http = &s.http->counters();
+  api.http_limits = s.http->limits();
+  httplib::Server& http = s.http->server();
+  InstallRoutes(&http, api);
   int port = http_hp.second;
   if (port == 0) {
-    port = s.http.bind_to_any_port(http_hp.first);
-  } else if (!s.http.bind_to_port(http_hp.first, port)) {
+    port = http.bind_to_any_port(http_hp.first);
+  } else if (!http.bind_to_port(http_hp.first, port)) {
     port = -1;
   }
   if (port <= 0) {
     return MakeError(ErrorCode::kInternal, "--http {}: cannot bind", options.http);
   }
   s.http_port = static_cast<uint16_t>(port);
-  s.http_thread = std::thread([&s] { s.http.listen_after_bind(); });
-  for (int i = 0; i < 200 && !s.http.is_running(); ++i) {
+  s.http_thread = std::thread([&http] { http.listen_after_bind(); });
+  for (int i = 0; i < 200 && !http.is_running(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 
@@ -790,7 +794,7 @@ void Service::Stop() {
   s.pending_cv.notify_all();
   s.analysis_thread.join();
   s.store.reset();  // closes the database (WAL checkpoint)
-  s.http.stop();
+  if (s.http) s.http->server().stop();
   if (s.http_thread.joinable()) s.http_thread.join();
 }
 

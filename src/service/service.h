@@ -14,7 +14,8 @@
 //   analysis thread: Tracker (Analyze + Diagnose, identity/baselines/findings across windows)
 //        | -> Store (SQLite WAL, one transaction per window)
 //        v -> SnapshotHolder (shared_ptr swap)
-//   HTTP (service/http_server.h: a bounded pool, connection cap and timeouts around cpp-httplib):
+//   HTTP or HTTPS (service/http_server.h: a bounded pool, connection cap and timeouts around
+//   cpp-httplib, its SSLServer with --tls-cert):
 //        /api/v1/*, /metrics, / (dashboard) read the snapshot.
 //
 // Stop() (SIGTERM) stops the sources (pcap_breakloop for captures), drains the queue, analyses the windows that hold data,
@@ -60,6 +61,7 @@ struct ServiceOptions {
   size_t udp_queue_datagrams = 4096;
   int64_t idle_flush_ms = 10'000;   // no new record for this long: analyse the open windows
   HttpLimits http_limits;           // pool, connection cap, timeouts (service/http_server.h)
+  TlsFiles tls;                     // HTTPS certificate and key; empty: plain HTTP
 };
 
 // "ADDR:PORT" or "[V6]:PORT" (port 0-65535) of --ipfix-udp and --http; `what` names the option.

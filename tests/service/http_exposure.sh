@@ -92,9 +92,9 @@ rm -f "$work/ready.json"
   --exporter-allow 127.0.0.2 2>"$work/serve3.log" &
 pids+=($!)
 wait_serve_ready "$work/ready.json" "$work/serve3.log"
-grep -q "warning: --http 0.0.0.0:0 is reachable from other machines and no token" \
-  "$work/serve3.log" && check ok "non-loopback --http without a token: $(grep warning "$work/serve3.log")" ||
-  check fail "no warning for --http 0.0.0.0 without a token: $(cat "$work/serve3.log")"
+grep -q "warning: --http 0.0.0.0:0 is reachable from other machines, with no token and no TLS" \
+  "$work/serve3.log" && check ok "non-loopback --http without a token or TLS: $(grep warning "$work/serve3.log")" ||
+  check fail "no warning for --http 0.0.0.0 without a token or TLS: $(cat "$work/serve3.log")"
 
 # 5. The exporter allow-list: datagrams from 127.0.0.1 (not allowed) are refused and counted.
 $py - "$SERVE_UDP" <<'PY'

@@ -1,23 +1,32 @@
 #!/usr/bin/python3
 """Hostile HTTP clients against a running `llmprism serve` (loopback only, every wait bounded).
 
-Usage: http_limits.py PORT THREADS MAX_CONNECTIONS IDLE_S REQUEST_S
+Usage: http_limits.py PORT THREADS MAX_CONNECTIONS IDLE_S REQUEST_S [CA_FILE [TOKEN]]
 serve must run with --http-threads THREADS --http-max-connections MAX_CONNECTIONS
---http-idle-s IDLE_S --http-request-s REQUEST_S and no token. Asserts, printing one line each:
+--http-idle-s IDLE_S --http-request-s REQUEST_S, and over HTTPS (--tls-cert, verified with
+CA_FILE) when CA_FILE is given; TOKEN, if any, is sent with every request. Asserts, printing one
+line each:
   1. with THREADS + 2 idle connections open (half never sent a request, half keep-alive after
      one), GET /api/v1/health answers 200 within 2 s, several times in a row;
-  2. more connections than MAX_CONNECTIONS: the extra ones get 503 at once (within 2 s);
+  2. more connections than MAX_CONNECTIONS: the extra ones get 503 at once (within 2 s); over
+     TLS they are closed at once (the accepting thread does no handshake);
   3. a connection that sends nothing is closed by the server within IDLE_S + 2 s;
-  4. a client trickling its request a byte at a time is cut off within REQUEST_S + 2 s;
+  4. a client trickling its request a byte at a time (over TLS: a TLS record per byte) is cut
+     off within REQUEST_S + 2 s;
   5. /metrics counts the refused, idle and slow connections.
 Exit 0 when all hold, 1 otherwise.
 """
 import socket
+import ssl
 import sys
 import time
 
 port, threads, max_conn = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 idle_s, request_s = float(sys.argv[4]), float(sys.argv[5])
+ca_file = sys.argv[6] if len(sys.argv) > 6 else None
+token = sys.argv[7] if len(sys.argv) > 7 else None
+tls = ssl.create_default_context(cafile=ca_file) if ca_file else None
+auth = f"Authorization: Bearer {token}\r\n" if token else ""
 fails = 0
 
 
@@ -28,10 +37,17 @@ def check(ok, msg):
         fails += 1
 
 
-def connect():
+def connect_raw():
+    """A TCP connection, never a TLS session: it holds the server like a client that stalls."""
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return s
+
+
+def connect():
+    """A connection to speak HTTP on: over TLS, after the handshake (verifying the certificate)."""
+    s = connect_raw()
+    return tls.wrap_socket(s, server_hostname="127.0.0.1") if tls else s
 
 
 def read_response(s, timeout):
@@ -56,14 +72,16 @@ def read_response(s, timeout):
                 break
             body += chunk
         return int(head.split(b" ")[1]), body
-    except socket.timeout:
+    except (socket.timeout, ssl.SSLWantReadError):
         return None, "timeout"
+    except (ConnectionResetError, ssl.SSLError) as e:
+        return None, f"closed ({e.__class__.__name__})"
 
 
 def get(path, timeout=2.0):
     t0 = time.monotonic()
     s = connect()
-    s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n".encode())
     status, body = read_response(s, timeout)
     s.close()
     return status, body, time.monotonic() - t0
@@ -79,7 +97,7 @@ def closed_within(s, seconds):
                 return time.monotonic() - t0
         except socket.timeout:
             continue
-        except (ConnectionResetError, BrokenPipeError):
+        except (ConnectionResetError, BrokenPipeError, ssl.SSLError):
             return time.monotonic() - t0
     return None
 
@@ -89,7 +107,7 @@ held = []
 for i in range(threads + 2):
     s = connect()
     if i % 2 == 1:  # keep-alive: one request answered, then idle
-        s.sendall(b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.sendall(f"GET /api/v1/health HTTP/1.1\r\nHost: x\r\n{auth}\r\n".encode())
         status, _ = read_response(s, 5)
         check(status == 200, f"keep-alive connection {i}: first request answered ({status})")
     held.append(s)
@@ -106,24 +124,30 @@ time.sleep(0.3)
 # 2. Beyond the connection cap: 503 at once.
 held = []
 for i in range(max_conn):
-    s = connect()
-    # Trickle: one byte now, keeps each connection busy (reading a request) for REQUEST_S.
-    s.sendall(b"G")
+    s = connect_raw()
+    # Trickle: one byte now (of a request, or of a TLS handshake record), keeps each connection
+    # busy (reading a request, or the handshake) for REQUEST_S.
+    s.sendall(b"\x16" if tls else b"G")
     held.append(s)
 time.sleep(0.3)
 t0 = time.monotonic()
-extra = connect()
-status, body = read_response(extra, 2.0)
-took = time.monotonic() - t0
-check(status == 503, f"connection {max_conn + 1} of max {max_conn}: {status} in {took:.2f} s "
-      f"({body[:60] if isinstance(body, bytes) else body})")
+extra = connect_raw()
+if tls:
+    took = closed_within(extra, 2.0)
+    check(took is not None, f"connection {max_conn + 1} of max {max_conn}: closed after "
+          f"{'never' if took is None else f'{took:.2f} s'}")
+else:
+    status, body = read_response(extra, 2.0)
+    took = time.monotonic() - t0
+    check(status == 503, f"connection {max_conn + 1} of max {max_conn}: {status} in {took:.2f} s "
+          f"({body[:60] if isinstance(body, bytes) else body})")
 extra.close()
 for s in held:
     s.close()
 time.sleep(request_s + 0.5)  # the workers drop the trickling connections
 
 # 3. A connection that never sends is closed after the idle timeout.
-s = connect()
+s = connect_raw()
 took = closed_within(s, idle_s + 2)
 check(took is not None, f"silent connection closed by the server after "
       f"{'never' if took is None else f'{took:.2f} s'} (--http-idle-s {idle_s})")
@@ -141,9 +165,9 @@ for b in request:
         if s.recv(4096) == b"":
             cut = time.monotonic() - t0
             break
-    except socket.timeout:
+    except (socket.timeout, ssl.SSLWantReadError):
         pass
-    except (ConnectionResetError, BrokenPipeError):
+    except (ConnectionResetError, BrokenPipeError, ssl.SSLError):
         cut = time.monotonic() - t0
         break
     if time.monotonic() - t0 > request_s + 2:
