@@ -14,7 +14,9 @@ packages=(
   tcpdump tshark python3-scapy softflowd nfdump pmacct clang libclang-rt-14-dev
   clang-format universal-ctags  # scripts/format.sh, scripts/longest_functions.py
   chromium   # headless browser for the HTML report test (tests/browser), driven by playwright-core
-  prometheus # counters mode: real Prometheus + promtool backfill (tests/counters/prometheus_e2e.sh)
+  # counters mode: real Prometheus + promtool backfill (tests/counters/prometheus_e2e.sh); promtool
+  # also checks and tests the shipped alerting rules (tests/deploy/prometheus_rules.sh)
+  prometheus
   # serve over HTTPS (cpp-httplib's SSLServer links OpenSSL; tests/service/serve_tls.sh makes a
   # self-signed certificate with openssl and talks to serve with curl)
   libssl-dev openssl curl
