@@ -40,8 +40,11 @@ double PeriodIrregularity(const std::vector<int64_t>& step_ends) {
 
 namespace {
 
+// DP and PP pairs only: a TP pair was told from both by when and how often it runs
+// (classify/tensor_parallel.h), which order within a step does not overrule.
 bool Reconsidered(const Pair& p, const PairTransfers& t) {
-  return p.evidence.bidirectional && p.label != PairLabel::kUnknown && t.transfers.size() >= 4;
+  return p.evidence.bidirectional && (p.label == PairLabel::kDp || p.label == PairLabel::kPp) &&
+         t.transfers.size() >= 4;
 }
 
 }  // namespace

@@ -29,26 +29,43 @@ size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
     pipeline_of[p.a].push_back(i);
     pipeline_of[p.b].push_back(i);
   }
-  std::vector<size_t> tp;
+  std::vector<std::pair<size_t, const char*>> tp;
   for (size_t i = 0; i < pairs->size(); ++i) {
     const Pair& c = (*pairs)[i];
     // A tensor-parallel collective runs in every layer of every micro-batch: many bursts. A pair
     // with a handful of records (long flow records of an exporter with second-long timeouts)
     // cannot show where its bursts fall.
-    if (c.label != PairLabel::kDp || transfers[i].transfers.size() < options.min_intervals + 1)
-      continue;
-    double best = 0;
-    for (EndpointId g : {c.a, c.b}) {
-      auto it = pipeline_of.find(g);
-      if (it == pipeline_of.end()) continue;
-      for (size_t p : it->second)
-        best = std::max(best, InterleavedShare(transfers[i].transfers, transfers[p].transfers));
+    const size_t n = transfers[i].transfers.size();
+    if (n < options.min_intervals + 1) continue;
+    if (c.label == PairLabel::kDp) {
+      double best = 0;
+      for (EndpointId g : {c.a, c.b}) {
+        auto it = pipeline_of.find(g);
+        if (it == pipeline_of.end()) continue;
+        for (size_t p : it->second)
+          best = std::max(best, InterleavedShare(transfers[i].transfers, transfers[p].transfers));
+      }
+      if (best >= options.min_interleaved_share) tp.emplace_back(i, "interleaved-with-pipeline");
+    } else if (c.label == PairLabel::kPp) {
+      bool denser = false;
+      for (EndpointId g : {c.a, c.b}) {
+        auto it = pipeline_of.find(g);
+        if (it == pipeline_of.end()) continue;
+        for (size_t p : it->second) {
+          if (p == i) continue;
+          const double sparse = double(transfers[p].transfers.size());
+          if (double(n) >= options.min_count_ratio * sparse &&
+              InterleavedShare(transfers[i].transfers, transfers[p].transfers) >=
+                  options.min_dense_interleaved_share)
+            denser = true;
+        }
+      }
+      if (denser) tp.emplace_back(i, "denser-than-pipeline");
     }
-    if (best >= options.min_interleaved_share) tp.push_back(i);
   }
-  for (size_t i : tp) {
+  for (const auto& [i, rule] : tp) {
     (*pairs)[i].label = PairLabel::kTp;
-    (*pairs)[i].evidence.rule = "interleaved-with-pipeline";
+    (*pairs)[i].evidence.rule = rule;
   }
   return tp.size();
 }

@@ -10,6 +10,12 @@
 // transfers of its GPUs. So a collective pair of a GPU is TP when its bursts fall into most of the
 // intervals between consecutive transfers of the GPU's pipeline pairs (the gradient collective
 // falls into about one interval per step, the one holding the step boundary).
+// A two-GPU TP group exchanges its halves in alternating bursts that the first pass can take for
+// a pipeline pair. Interleaving alone cannot tell it from the next stage's pipeline pair (a middle
+// stage alternates between its two neighbours too), but the counts can: a pipeline pair carries
+// one activation and one gradient per micro-batch, a TP group at least two all-reduces per layer
+// each way. So a pipeline-labelled pair is TP when it is interleaved with another pipeline pair
+// of its GPU that carries at most 1/min_count_ratio of its transfers.
 // Needs pipeline pairs: a job without them (TP x DP only) keeps its TP pairs labelled DP.
 #pragma once
 
@@ -24,6 +30,14 @@ namespace prism::analysis {
 struct TensorParallelOptions {
   double min_interleaved_share = 0.6;  // of a pipeline pair's intervals holding the pair's bursts
   size_t min_intervals = 8;  // transfers of either pair, less one, to judge
+  // A pipeline-labelled pair is TP only with at least this many times the transfers of the
+  // pipeline pair it is interleaved with.
+  double min_count_ratio = 2.0;
+  // ... and bursts in at least this share of its intervals. Lower than for a DP-labelled pair: the
+  // count ratio already sets it apart, and at the ends of a pipeline half of a GPU's intervals are
+  // waits for the neighbour stage (send the activation, wait, receive the gradient) with no compute
+  // and so no TP collective in them; the gradient collective still falls into about one per step.
+  double min_dense_interleaved_share = 0.35;
 };
 
 // Share of the intervals between consecutive transfers of `pipeline` (start order) that hold the
@@ -32,7 +46,8 @@ double InterleavedShare(const std::vector<Transfer>& collective,
                         const std::vector<Transfer>& pipeline);
 
 // Relabels DP pairs interleaved with a pipeline pair of one of their GPUs as TP (rule
-// "interleaved-with-pipeline"); returns how many.
+// "interleaved-with-pipeline"), and PP pairs interleaved with a pipeline pair of one of their GPUs
+// that has min_count_ratio times fewer transfers (rule "denser-than-pipeline"); returns how many.
 size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
                                 const std::vector<PairTransfers>& transfers,
                                 const TensorParallelOptions& options);
