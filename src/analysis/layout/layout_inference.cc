@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "analysis/jobs/union_find.h"
 
@@ -88,34 +89,58 @@ void InferLayout(int job_index, const std::vector<Pair>& pairs, const EndpointTa
   }
 
   // PP paths: components of the PP graph, walked from an end.
-  std::set<EndpointId> seen;
-  std::vector<std::vector<EndpointId>> paths;
-  std::vector<uint32_t> microbatch_votes;
-  for (const auto& [start, edges] : pp) {
-    if (seen.count(start) || edges.size() != 1) continue;  // start at path ends only
-    std::vector<EndpointId> path{start};
-    seen.insert(start);
+  struct Walk {
+    std::vector<EndpointId> path;
     double vote = 0;  // > 0: forward runs along the walk
     std::vector<uint32_t> along, against;
+  };
+  std::set<EndpointId> seen;
+  std::vector<Walk> walks;
+  for (const auto& [start, edges] : pp) {
+    if (seen.count(start) || edges.size() != 1) continue;  // start at path ends only
+    Walk w;
+    w.path.push_back(start);
+    seen.insert(start);
     EndpointId cur = start;
     while (true) {
       const PpEdge* next = nullptr;
       for (const PpEdge& e : pp[cur])
         if (!seen.count(e.other)) next = &e;
       if (next == nullptr) break;
-      vote += next->vote;
-      along.push_back(next->forward_per_step_this_to_other);
-      against.push_back(next->forward_per_step_other_to_this);
+      w.vote += next->vote;
+      w.along.push_back(next->forward_per_step_this_to_other);
+      w.against.push_back(next->forward_per_step_other_to_this);
       cur = next->other;
-      path.push_back(cur);
+      w.path.push_back(cur);
       seen.insert(cur);
     }
+    walks.push_back(std::move(w));
+  }
+  // One job runs one pipeline: paths that start and end on the same two hosts (the TP ranks and
+  // DP replicas of a stage share its hosts) run the same way, so they are oriented by their
+  // summed votes. A path whose own steps were cut wrong (the DP boundaries of a two-phase DP
+  // group) would otherwise come out reversed and mix two stages.
+  std::map<std::pair<int, int>, double> ends_vote;  // (lower host, higher host) -> summed vote
+  auto ends_of = [&](const Walk& w) {
+    const int first = ctx.host[w.path.front()], last = ctx.host[w.path.back()];
+    return std::make_tuple(std::min(first, last), std::max(first, last), first <= last);
+  };
+  for (const Walk& w : walks) {
+    const auto [lo, hi, ascending] = ends_of(w);
+    if (lo != hi) ends_vote[{lo, hi}] += ascending ? w.vote : -w.vote;
+  }
+  std::vector<std::vector<EndpointId>> paths;
+  std::vector<uint32_t> microbatch_votes;
+  for (Walk& w : walks) {
+    const auto [lo, hi, ascending] = ends_of(w);
+    double vote = w.vote;
+    if (lo != hi && ends_vote[{lo, hi}] != 0) vote = ascending ? ends_vote[{lo, hi}] : -ends_vote[{lo, hi}];
     if (vote < 0) {
-      std::reverse(path.begin(), path.end());
-      std::swap(along, against);
+      std::reverse(w.path.begin(), w.path.end());
+      std::swap(w.along, w.against);
     }
-    for (uint32_t m : along) microbatch_votes.push_back(m);
-    paths.push_back(std::move(path));
+    for (uint32_t m : w.along) microbatch_votes.push_back(m);
+    paths.push_back(std::move(w.path));
   }
   // Cycles or branches (no clean end) leave GPUs unplaced; they make the layout inconsistent.
   std::vector<int> lengths;

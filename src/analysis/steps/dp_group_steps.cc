@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "analysis/jobs/union_find.h"
 #include "analysis/parallel_for.h"
@@ -56,6 +57,74 @@ std::vector<Activity> MergeAlternatingSteps(const std::vector<Activity>& acts,
   return out;
 }
 
+std::vector<Activity> JoinCollectiveFragments(const std::vector<Activity>& acts,
+                                              const std::vector<DpTransfer>& sorted,
+                                              double max_joined_share,
+                                              double max_fragment_gap_share) {
+  if (acts.size() < 4) return acts;
+  std::unordered_map<uint32_t, uint32_t> member_of;  // sender -> member index
+  for (const DpTransfer& t : sorted) {
+    if (t.sender == kUnknownSender) return acts;
+    member_of.try_emplace(t.sender, uint32_t(member_of.size()));
+  }
+  const size_t members = member_of.size();
+  if (members < 2) return acts;
+  // Each activity's senders (member indices, each once).
+  std::vector<std::vector<uint32_t>> senders(acts.size());
+  std::vector<size_t> stamp(members, SIZE_MAX), activities_of(members, 0);
+  for (size_t k = 0; k < acts.size(); ++k)
+    for (size_t i = acts[k].first; i <= acts[k].last; ++i) {
+      const uint32_t m = member_of[sorted[i].sender];
+      if (stamp[m] == k) continue;
+      stamp[m] = k;
+      senders[k].push_back(m);
+      ++activities_of[m];
+    }
+  // Members that send in most activities; an activity missing one of them is incomplete.
+  std::vector<bool> regular(members);
+  size_t num_regular = 0;
+  for (size_t m = 0; m < members; ++m)
+    if (2 * activities_of[m] > acts.size()) regular[m] = true, ++num_regular;
+  auto regular_count = [&](const std::vector<uint32_t>& v) {
+    size_t n = 0;
+    for (uint32_t m : v) n += regular[m];
+    return n;
+  };
+  std::vector<int64_t> periods;  // end to end, between consecutive complete activities
+  for (size_t k = 1; k < acts.size(); ++k)
+    if (regular_count(senders[k]) == num_regular && regular_count(senders[k - 1]) == num_regular)
+      periods.push_back(acts[k].end_ns - acts[k - 1].end_ns);
+  if (periods.size() < 3) return acts;
+  std::nth_element(periods.begin(), periods.begin() + periods.size() / 2, periods.end());
+  const double period_ns = double(periods[periods.size() / 2]);
+  const double max_joined_ns = max_joined_share * period_ns;
+  const double max_fragment_gap_ns = max_fragment_gap_share * period_ns;
+
+  std::vector<Activity> out{acts[0]};
+  std::vector<uint32_t> cur = senders[0];  // senders of out.back()
+  for (size_t k = 1; k < acts.size(); ++k) {
+    Activity& a = out.back();
+    const bool incomplete = regular_count(cur) < num_regular;
+    bool brings_missing = false;
+    if (incomplete)
+      for (uint32_t m : senders[k])
+        if (regular[m] && std::find(cur.begin(), cur.end(), m) == cur.end()) brings_missing = true;
+    const bool late_member =
+        incomplete && brings_missing && double(acts[k].end_ns - a.start_ns) < max_joined_ns;
+    const bool fragment = double(acts[k].start_ns - a.end_ns) < max_fragment_gap_ns;
+    if (late_member || fragment) {
+      a.last = acts[k].last;
+      a.end_ns = std::max(a.end_ns, acts[k].end_ns);
+      for (uint32_t m : senders[k])
+        if (std::find(cur.begin(), cur.end(), m) == cur.end()) cur.push_back(m);
+      continue;
+    }
+    out.push_back(acts[k]);
+    cur = senders[k];
+  }
+  return out;
+}
+
 namespace {
 
 // The transfer index at which `act` splits into two phases of equal bytes (within `balance`) at a
@@ -91,8 +160,10 @@ std::vector<Activity> DpActivities(std::vector<DpTransfer> transfers, int64_t wi
     cum_bytes[i + 1] = cum_bytes[i] + transfers[i].bytes;
   }
   std::vector<Activity> bursts;
-  auto acts = MergeAlternatingSteps(SegmentSteps(starts, ends, options, &bursts),
-                                    options.min_step_gap_ratio);
+  auto acts = JoinCollectiveFragments(
+      MergeAlternatingSteps(SegmentSteps(starts, ends, options, &bursts),
+                            options.min_step_gap_ratio),
+      transfers);
   // Two-phase DP: cut each activity back to its first phase where most activities split.
   std::vector<size_t> split(acts.size());
   size_t two_phase = 0;
@@ -159,7 +230,7 @@ DpGroupSteps FindDpGroupSteps(const std::vector<Pair>& pairs,
     const int g = root_group[root];
     out.group_of[p.a] = out.group_of[p.b] = g;
     for (const Transfer& t : transfers[i].transfers)
-      group_transfers[g].push_back({t.start_ns, t.end_ns, t.bytes});
+      group_transfers[g].push_back({t.start_ns, t.end_ns, t.bytes, t.from_a ? p.a : p.b});
   }
   out.steps.resize(group_transfers.size());
   ParallelFor(group_transfers.size(), threads, [&](size_t g) {

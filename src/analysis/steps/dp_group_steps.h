@@ -33,9 +33,12 @@ DpGroupSteps FindDpGroupSteps(const std::vector<Pair>& pairs,
                               double tail_guard_steps, const StepSegmenterOptions& options,
                               int threads = 1);  // groups are segmented in parallel
 
+inline constexpr uint32_t kUnknownSender = UINT32_MAX;
+
 struct DpTransfer {
   int64_t start_ns = 0, end_ns = 0;
   uint64_t bytes = 0;
+  uint32_t sender = kUnknownSender;  // endpoint id of the GPU that sent it
   bool operator<(const DpTransfer& o) const {
     return start_ns != o.start_ns ? start_ns < o.start_ns : end_ns < o.end_ns;
   }
@@ -54,6 +57,7 @@ struct DpTransfer {
 //    Activities at the window's edges without the split are partial and dropped.
 // A single all-reduce (its buckets back to back, or of unequal sizes) never shows a balanced
 // split at an idle gap, so its activities are unchanged. docs/stats.md, "Two-phase DP".
+// Before that, a collective cut in pieces is joined (JoinCollectiveFragments).
 std::vector<Activity> DpActivities(std::vector<DpTransfer> transfers, int64_t window_end_ns,
                                    double tail_guard_steps, const StepSegmenterOptions& options);
 
@@ -65,6 +69,24 @@ std::vector<Activity> DpActivities(std::vector<DpTransfer> transfers, int64_t wi
 // step-gap threshold took for step gaps). One long gap (a stall) changes nothing.
 std::vector<Activity> MergeAlternatingSteps(const std::vector<Activity>& acts,
                                             double min_step_gap_ratio);
+
+// A step's collective that the step-gap threshold cut in pieces is joined back:
+//  - a late member: a collective ends only when every member has sent. While one member's
+//    backward still runs (a straggler), the others start and then wait for it, and the wait is an
+//    idle gap that can pass for a step gap. An activity in which a member that sends in most
+//    activities sent nothing is joined with the next when that one has the missing member's sends
+//    and the two together last less than `max_joined_share` of the usual step (the median
+//    end-to-end period between complete activities) — a member missing from a whole step (its
+//    records lost) leaves a gap of a full step, which is not joined;
+//  - a fragment: an activity that starts less than `max_fragment_gap_share` of the usual step
+//    after the previous one ended (a wait inside the collective that a few steps show, too rare
+//    to form the recurring class MergeAlternatingSteps joins). No step is that short.
+// Transfers are `sorted`, with senders known; with an unknown sender (or fewer than 3 periods
+// between complete activities) the activities are returned unchanged.
+std::vector<Activity> JoinCollectiveFragments(const std::vector<Activity>& acts,
+                                              const std::vector<DpTransfer>& sorted,
+                                              double max_joined_share = 0.9,
+                                              double max_fragment_gap_share = 0.1);
 
 // Re-measures PP pairs per step with the DP boundaries of their first GPU's group: fills
 // evidence.first_from_a, per_step_from_a and per_step_from_b.

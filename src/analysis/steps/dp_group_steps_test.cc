@@ -109,5 +109,64 @@ TEST(MergeAlternatingSteps, OneStallChangesNothing) {
   EXPECT_EQ(MergeAlternatingSteps(acts, 3.0).size(), 8u);
 }
 
+// Four GPUs all-reduce once per 350 ms step; during steps [10, 20) GPU 3 computes 150 ms longer
+// and the others, having started, wait for it. The wait splits each of those steps' collective in
+// two activities; joined back, there is one per step.
+std::vector<DpTransfer> LateMemberSteps(int steps, bool member_lost_in_step_25) {
+  std::vector<DpTransfer> out;
+  int64_t t = 100 * kMs;
+  for (int k = 0; k < steps; ++k) {
+    const bool late = k >= 10 && k < 20;
+    const int64_t late_start = t + (late ? 150 * kMs : 0);
+    for (uint32_t g = 0; g < 4; ++g) {
+      if (member_lost_in_step_25 && k == 25 && g == 3) continue;
+      const int64_t start = g >= 2 ? late_start : t;  // GPU 3 and its pairwise partner 2
+      out.push_back({start, start + 2 * kMs, 1 << 20, g});
+      out.push_back({late_start + 3 * kMs, late_start + 5 * kMs, 1 << 20, g});
+    }
+    t += (late ? 500 : 350) * kMs;
+  }
+  return out;
+}
+
+TEST(JoinCollectiveFragments, CollectiveThatWaitedForALateMemberIsOneStep) {
+  const auto transfers = LateMemberSteps(30, false);
+  StepSegmenterOptions options;
+  const auto acts = DpActivities(transfers, INT64_MAX, 0, options);
+  EXPECT_EQ(acts.size(), 30u);
+  for (const Activity& a : acts) EXPECT_LT(a.end_ns - a.start_ns, 160 * kMs);
+}
+
+TEST(JoinCollectiveFragments, MemberMissingFromAWholeStepIsNotJoined) {
+  std::vector<DpTransfer> transfers = LateMemberSteps(30, true);
+  std::sort(transfers.begin(), transfers.end());
+  std::vector<Activity> acts;
+  // One activity per step, as the segmenter cuts them; step 25 lacks GPU 3's sends.
+  for (size_t i = 0; i < transfers.size(); ++i) {
+    if (acts.empty() || transfers[i].start_ns - acts.back().end_ns > 100 * kMs)
+      acts.push_back({i, i, transfers[i].start_ns, transfers[i].end_ns});
+    acts.back().last = i;
+    acts.back().end_ns = std::max(acts.back().end_ns, transfers[i].end_ns);
+  }
+  // Steps 10-19 come out in two activities each (the wait); step 25's is merely incomplete.
+  ASSERT_EQ(acts.size(), 40u);
+  const auto joined = JoinCollectiveFragments(acts, transfers);
+  EXPECT_EQ(joined.size(), 30u);
+}
+
+TEST(JoinCollectiveFragments, UnknownSendersLeaveActivitiesAlone) {
+  std::vector<DpTransfer> transfers = LateMemberSteps(30, false);
+  for (DpTransfer& t : transfers) t.sender = kUnknownSender;
+  std::sort(transfers.begin(), transfers.end());
+  std::vector<Activity> acts;
+  for (size_t i = 0; i < transfers.size(); ++i) {
+    if (acts.empty() || transfers[i].start_ns - acts.back().end_ns > 100 * kMs)
+      acts.push_back({i, i, transfers[i].start_ns, transfers[i].end_ns});
+    acts.back().last = i;
+    acts.back().end_ns = std::max(acts.back().end_ns, transfers[i].end_ns);
+  }
+  EXPECT_EQ(JoinCollectiveFragments(acts, transfers).size(), acts.size());
+}
+
 }  // namespace
 }  // namespace prism::analysis

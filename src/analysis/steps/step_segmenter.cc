@@ -131,17 +131,30 @@ int64_t StepGapThreshold(const std::vector<Activity>& bursts, const StepSegmente
   // regular steps wins, so buckets are not taken for steps and a rare longer pause (a checkpoint)
   // is not taken for the step gap. Without a regular cut, the most regular one.
   double regular = NAN, most_regular = NAN, best_spread = INFINITY;
-  for (size_t i = 0; i + 1 < log_gap.size(); ++i) {
-    const double jump = log_gap[i + 1] - log_gap[i];
-    if (jump < std::log(options.min_step_gap_ratio)) continue;
-    const double t = (log_gap[i] + log_gap[i + 1]) / 2;
-    const double spread = PeriodIrregularity(bursts, t);
-    if (std::isnan(regular) && spread <= options.max_period_irregularity) regular = t;
-    if (spread < best_spread) {
-      best_spread = spread;
-      most_regular = t;
+  auto consider = [&](double min_jump, double above, bool keep_most_regular) {
+    for (size_t i = 0; i + 1 < log_gap.size(); ++i) {
+      const double jump = log_gap[i + 1] - log_gap[i];
+      if (jump < std::log(min_jump)) continue;
+      const double t = (log_gap[i] + log_gap[i + 1]) / 2;
+      if (t <= above) continue;
+      const double spread = PeriodIrregularity(bursts, t);
+      if (std::isnan(regular) && spread <= options.max_period_irregularity) regular = t;
+      if (keep_most_regular && spread < best_spread) {
+        best_spread = spread;
+        most_regular = t;
+      }
     }
-  }
+  };
+  consider(options.min_step_gap_ratio, -INFINITY, true);
+  // Gaps that shade into each other: ZeRO-3 / FSDP gathers parameters layer by layer in the
+  // forward and reduce-scatters gradients layer by layer in the backward, so the step's DP traffic
+  // has gaps of every length from a layer's compute to the forward's, and no class above the
+  // collectives' own stands 3x apart. A smaller jump above the most regular cut so far that cuts
+  // regular steps is the step gap. Only above it: steps slowed for a while (a degraded link) make
+  // the true cut irregular, and a finer one could then look regular by chance.
+  if (std::isnan(regular))
+    consider(options.min_regular_gap_ratio,
+             std::isnan(most_regular) ? -INFINITY : most_regular, false);
   double threshold = !std::isnan(regular) ? regular : most_regular;
   // No two classes: every gap between bursts is a step gap.
   if (std::isnan(threshold)) threshold = log_gap.front() - std::log(options.min_step_gap_ratio) / 2;

@@ -40,6 +40,8 @@ struct StepSegmenterOptions {
   // and 90th percentiles; contention and stragglers move steps by tens of percent) is preferred
   // to one with more steps that are not (StepGapThreshold).
   double max_period_irregularity = 1.6;
+  // With no regular cut at a min_step_gap_ratio jump, the lowest regular cut at a jump of this.
+  double min_regular_gap_ratio = 1.3;
   // Two-phase DP (dp_group_steps.h): a step's DP bytes split in halves within this share.
   double phase_balance = 0.1;
   size_t max_run_lengths = 32;      // bounds BOCD cost per point

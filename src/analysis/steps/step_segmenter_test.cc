@@ -60,6 +60,35 @@ TEST(StepSegmenter, LongWaitsInsideTheDpPhaseDoNotSplitSteps) {
   }
 }
 
+// ZeRO-3 / FSDP: gradients reduce-scattered layer by layer through the backward, the optimizer,
+// then the next step's parameters gathered layer by layer ahead of its forward. The DP traffic has
+// idle gaps of every length, between gathers (0.3-6 ms), the optimizer (8-16 ms), a layer's
+// backward (10-65 ms), the forward (120-170 ms), no class 3x apart from the next: the regular cut at the forward gap is still one
+// activity per period (each from its first reduce-scatter to the gathers after it).
+TEST(StepSegmenter, LayerWiseShardedDpIsOneActivityPerPeriod) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(0, 1);
+    Series s;
+    int64_t t = 100 * kMs;
+    auto transfer = [&](double dur_ms, double idle_ms) {  // four ring edges at once
+      for (int edge = 0; edge < 4; ++edge) {
+        s.start.push_back(t + edge * 50'000);
+        s.end.push_back(t + edge * 50'000 + int64_t(dur_ms * kMs));
+      }
+      t = s.end.back() + int64_t(idle_ms * kMs);
+    };
+    for (int k = 0; k < 40; ++k) {
+      s.true_step_first_start.push_back(t);
+      for (int layer = 0; layer < 6; ++layer)  // backward, then the optimizer
+        transfer(1 + u(rng), layer == 5 ? 8 + 8 * u(rng) : 10 + 55 * u(rng));
+      for (int layer = 0; layer < 6; ++layer) transfer(1 + u(rng), 0.3 + 5.7 * u(rng));  // gathers
+      t += int64_t((120 + 50 * u(rng)) * kMs);                                              // forward
+    }
+    ExpectSteps(s, SegmentSteps(s.start, s.end, {}));
+  }
+}
+
 TEST(StepSegmenter, OneTransferPerStep) {
   Series s = DpBursts(40, 1000, 1, 50, 0, 3);
   ExpectSteps(s, SegmentSteps(s.start, s.end, {}));
