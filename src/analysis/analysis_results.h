@@ -70,6 +70,10 @@ struct PpEvent {
 struct TimelineStep {
   int64_t start_ns = 0, end_ns = 0;        // step boundaries: end of consecutive DP phases
   int64_t dp_start_ns = 0, dp_end_ns = 0;  // this GPU's DP phase (its first to last DP byte)
+  // This GPU's first DP byte sent in the step's DP phase (0: none). A GPU joins its collective
+  // when its backward is done: its first send, not its first byte (a ready neighbour's chunk
+  // reaches a late GPU first), says when.
+  int64_t dp_first_send_ns = 0;
   std::vector<PpEvent> pp_events;
   int64_t compute_ns = 0;                  // time attributed to computation
   int64_t bubble_ns = 0;                   // idle time waiting on peers (pipeline bubble)

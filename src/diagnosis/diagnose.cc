@@ -5,6 +5,7 @@
 
 #include "diagnosis/rules/bandwidth_rule.h"
 #include "diagnosis/rules/dp_group_rule.h"
+#include "diagnosis/rules/late_collective_rule.h"
 #include "diagnosis/rules/slow_step_rule.h"
 #include "diagnosis/rules/straggler_rule.h"
 
@@ -43,6 +44,7 @@ std::vector<Finding> Diagnose(const flow::FlowTable& flows, const PointTable& po
   const RuleContext rc{flows, points, ctx, results, options};
   std::vector<Finding> slow = FindSlowSteps(rc, baselines);
   std::vector<Finding> stragglers = FindStragglers(rc);
+  for (Finding& f : FindLateCollectiveGpus(rc)) stragglers.push_back(std::move(f));
   NetworkFindings network = FindNetworkDegradation(rc);
   std::vector<Finding> dp_groups = FindSlowDpGroups(rc);
 

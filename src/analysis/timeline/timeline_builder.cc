@@ -76,7 +76,7 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
       own_of(to).push_back({t.start_ns, t.end_ns, from, false, dp});
       if (!dp) continue;
       int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
-      if (s >= 0 && s < num_stages) stage_dp[s].push_back({t.start_ns, t.end_ns, t.bytes});
+      if (s >= 0 && s < num_stages) stage_dp[s].push_back({t.start_ns, t.end_ns, t.bytes, from});
     }
     std::vector<Transfer>().swap(transfers);
   }
@@ -108,7 +108,7 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
       step.end_ns = acts[k].end_ns;
       step.dp_start_ns = acts[k].start_ns;
       step.dp_end_ns = acts[k].end_ns;
-      int64_t own_dp_start = INT64_MAX, own_dp_end = INT64_MIN;
+      int64_t own_dp_start = INT64_MAX, own_dp_end = INT64_MIN, own_dp_send = INT64_MAX;
       while (cursor < mine.size() && mine[cursor].start_ns < step.start_ns) ++cursor;
       for (size_t i = cursor; i < mine.size() && mine[i].start_ns < step.end_ns; ++i) {
         const GpuTransfer& t = mine[i];
@@ -116,6 +116,7 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
           if (t.start_ns >= acts[k].start_ns) {
             own_dp_start = std::min(own_dp_start, t.start_ns);
             own_dp_end = std::max(own_dp_end, t.end_ns);
+            if (t.outgoing) own_dp_send = std::min(own_dp_send, t.start_ns);
           }
           continue;
         }
@@ -127,6 +128,7 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
         step.dp_start_ns = own_dp_start;
         step.dp_end_ns = std::max(own_dp_end, own_dp_start);
       }
+      if (own_dp_send != INT64_MAX) step.dp_first_send_ns = own_dp_send;
       tl.steps.push_back(std::move(step));
     }
     out.push_back(std::move(tl));
