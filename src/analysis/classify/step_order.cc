@@ -86,13 +86,25 @@ size_t RefineByStepOrder(std::vector<Pair>* pairs, const std::vector<PairTransfe
   for (size_t g = 0; g < num_groups; ++g)
     regular[g] = PeriodIrregularity(ends[g]) <= options.max_reference_irregularity;
 
-  // The groups a pair is measured against: its endpoints' groups and the job's main group, each
+  // Per job, the regular group with the most DP pairs: a pipeline pair taken for DP joins the DP
+  // groups of two stages into one whose activities interleave (irregular), and that group can be
+  // the job's main group; every group of a job steps together, so a regular one still says.
+  std::vector<int> main_regular(main_group.size(), -1);
+  for (size_t g = 0; g < num_groups; ++g) {
+    const int j = group_job[g];
+    if (j < 0 || !regular[g]) continue;
+    int& best = main_regular[size_t(j)];
+    if (best < 0 || group_pairs[g] > group_pairs[size_t(best)]) best = int(g);
+  }
+
+  // The groups a pair is measured against: its endpoints' groups and the job's main groups, each
   // unless the pair is that group's only pair (a pair cannot be its own reference).
   auto references = [&](const Pair& p) {
     std::vector<int> out;
-    const int job_main =
-        p.job >= 0 && size_t(p.job) < main_group.size() ? main_group[size_t(p.job)] : -1;
-    for (int g : {groups.group_of[p.a], groups.group_of[p.b], job_main}) {
+    const bool known_job = p.job >= 0 && size_t(p.job) < main_group.size();
+    const int job_main = known_job ? main_group[size_t(p.job)] : -1;
+    const int job_regular = known_job ? main_regular[size_t(p.job)] : -1;
+    for (int g : {groups.group_of[p.a], groups.group_of[p.b], job_main, job_regular}) {
       if (g < 0 || !regular[size_t(g)] || std::find(out.begin(), out.end(), g) != out.end())
         continue;
       const bool own = p.label == PairLabel::kDp && groups.group_of[p.a] == g;

@@ -119,6 +119,8 @@ std::vector<Finding> FindStragglers(const RuleContext& rc) {
       const auto& eps = rc.flows.endpoints();
       std::sort(f.gpus.begin(), f.gpus.end(),
                 [&](EndpointId x, EndpointId y) { return eps.Addr(x) < eps.Addr(y); });
+      // A GPU with several runs in the window is one GPU of the finding.
+      f.gpus.erase(std::unique(f.gpus.begin(), f.gpus.end()), f.gpus.end());
       f.kind = "straggler_gpu";
       f.job = key.first;
       f.start_ns = tls[0]->steps[first].start_ns;
