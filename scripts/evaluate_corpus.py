@@ -6,7 +6,8 @@ report.json`, then `llmprism eval --truth truth.json --report report.json --json
 markdown table (one row per variant), then per variant what went wrong: mislabelled, missing and
 extra pairs (with each GPU's role in the truth: rank, stage s, DP index d, TP index t), the layout
 found, and the warning+ findings. With --check, compares every variant with
-tests/realtraffic/thresholds.json and exits 1 if any threshold is missed.
+tests/realtraffic/thresholds.json (or --thresholds FILE, e.g. tests/realtraffic/floor.json) and
+exits 1 if any threshold is missed.
 
 Usage: scripts/evaluate_corpus.py [--bin build/apps/llmprism/llmprism] [--corpus DIR]
                                   [--work /tmp/llmprism-corpus-eval] [--check] [variant...]
@@ -187,7 +188,7 @@ def main():
             print(f"#### {v}\n" + "\n".join(lines) + "\n")
     if args.check:
         if failures:
-            print("Thresholds missed (tests/realtraffic/thresholds.json):")
+            print(f"Thresholds missed ({os.path.relpath(args.thresholds, ROOT)}):")
             for v, misses in failures.items():
                 print(f"- {v}: " + "; ".join(misses))
             return 1
