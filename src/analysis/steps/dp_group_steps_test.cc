@@ -129,6 +129,18 @@ std::vector<DpTransfer> LateMemberSteps(int steps, bool member_lost_in_step_25) 
   return out;
 }
 
+// Activities of sorted transfers, a new one after every idle gap over `gap_ns`.
+std::vector<Activity> CutAtIdleGaps(const std::vector<DpTransfer>& sorted, int64_t gap_ns) {
+  std::vector<Activity> acts;
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (acts.empty() || sorted[i].start_ns - acts.back().end_ns > gap_ns)
+      acts.push_back({i, i, sorted[i].start_ns, sorted[i].end_ns});
+    acts.back().last = i;
+    acts.back().end_ns = std::max(acts.back().end_ns, sorted[i].end_ns);
+  }
+  return acts;
+}
+
 TEST(JoinCollectiveFragments, CollectiveThatWaitedForALateMemberIsOneStep) {
   const auto transfers = LateMemberSteps(30, false);
   StepSegmenterOptions options;
@@ -140,14 +152,8 @@ TEST(JoinCollectiveFragments, CollectiveThatWaitedForALateMemberIsOneStep) {
 TEST(JoinCollectiveFragments, MemberMissingFromAWholeStepIsNotJoined) {
   std::vector<DpTransfer> transfers = LateMemberSteps(30, true);
   std::sort(transfers.begin(), transfers.end());
-  std::vector<Activity> acts;
   // One activity per step, as the segmenter cuts them; step 25 lacks GPU 3's sends.
-  for (size_t i = 0; i < transfers.size(); ++i) {
-    if (acts.empty() || transfers[i].start_ns - acts.back().end_ns > 100 * kMs)
-      acts.push_back({i, i, transfers[i].start_ns, transfers[i].end_ns});
-    acts.back().last = i;
-    acts.back().end_ns = std::max(acts.back().end_ns, transfers[i].end_ns);
-  }
+  const std::vector<Activity> acts = CutAtIdleGaps(transfers, 100 * kMs);
   // Steps 10-19 come out in two activities each (the wait); step 25's is merely incomplete.
   ASSERT_EQ(acts.size(), 40u);
   const auto joined = JoinCollectiveFragments(acts, transfers);
@@ -158,13 +164,7 @@ TEST(JoinCollectiveFragments, UnknownSendersLeaveActivitiesAlone) {
   std::vector<DpTransfer> transfers = LateMemberSteps(30, false);
   for (DpTransfer& t : transfers) t.sender = kUnknownSender;
   std::sort(transfers.begin(), transfers.end());
-  std::vector<Activity> acts;
-  for (size_t i = 0; i < transfers.size(); ++i) {
-    if (acts.empty() || transfers[i].start_ns - acts.back().end_ns > 100 * kMs)
-      acts.push_back({i, i, transfers[i].start_ns, transfers[i].end_ns});
-    acts.back().last = i;
-    acts.back().end_ns = std::max(acts.back().end_ns, transfers[i].end_ns);
-  }
+  const std::vector<Activity> acts = CutAtIdleGaps(transfers, 100 * kMs);
   EXPECT_EQ(JoinCollectiveFragments(acts, transfers).size(), acts.size());
 }
 
