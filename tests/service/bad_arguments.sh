@@ -7,10 +7,7 @@
 set -uo pipefail
 bin=$1 work=$2
 rm -rf "$work" && mkdir -p "$work"
-fails=0
-check() {  # check OK|FAIL message
-  if [ "$1" = ok ]; then echo "ok   $2"; else echo "FAIL $2"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/checks.sh"
 
 # expect_usage_error PATTERN ARGS...: exit 2 and PATTERN (extended regex) in stderr.
 expect_usage_error() {

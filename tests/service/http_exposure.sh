@@ -21,10 +21,7 @@ cleanup() {
   wait 2>/dev/null || true
 }
 trap cleanup EXIT
-fails=0
-check() {  # check OK|FAIL message
-  if [ "$1" = ok ]; then echo "ok   $2"; else echo "FAIL $2"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/checks.sh"
 
 # 1. Hostile connections.
 "$bin" serve --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 --http-threads 2 \

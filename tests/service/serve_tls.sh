@@ -24,10 +24,7 @@ cleanup() {
   wait 2>/dev/null || true
 }
 trap cleanup EXIT
-fails=0
-check() {  # check OK|FAIL message
-  if [ "$1" = ok ]; then echo "ok   $2"; else echo "FAIL $2"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/checks.sh"
 
 # The certificate and key, and a second key that matches nothing.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \

@@ -28,10 +28,7 @@ cleanup() {
   [ -n "$mounted" ] && umount "$mounted" 2>/dev/null || true
 }
 trap cleanup EXIT
-fails=0
-check() {  # check OK|FAIL message
-  if [ "$1" = ok ]; then echo "ok   $2"; else echo "FAIL $2"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/checks.sh"
 
 start_serve() {  # start_serve DB TAG: sets SERVE_PID, SERVE_HTTP, SERVE_UDP
   rm -f "$work/ready.json"
