@@ -100,27 +100,39 @@ std::vector<Activity> JoinCollectiveFragments(const std::vector<Activity>& acts,
   const double max_joined_ns = max_joined_share * period_ns;
   const double max_fragment_gap_ns = max_fragment_gap_share * period_ns;
 
-  std::vector<Activity> out{acts[0]};
-  std::vector<uint32_t> cur = senders[0];  // senders of out.back()
+  // The senders of out.back(): member m sent in it when in_out[m] == out.size() - 1 (a stamp, so
+  // that joining and starting an activity cost its own senders, not the group's size).
+  std::vector<Activity> out;
+  std::vector<size_t> in_out(members, SIZE_MAX);
+  size_t out_regular = 0;  // regular members that sent in out.back()
+  auto add_senders = [&](size_t k) {
+    for (uint32_t m : senders[k])
+      if (in_out[m] != out.size() - 1) {
+        in_out[m] = out.size() - 1;
+        out_regular += regular[m];
+      }
+  };
+  out.push_back(acts[0]);
+  add_senders(0);
   for (size_t k = 1; k < acts.size(); ++k) {
     Activity& a = out.back();
-    const bool incomplete = regular_count(cur) < num_regular;
+    const bool incomplete = out_regular < num_regular;
     bool brings_missing = false;
     if (incomplete)
       for (uint32_t m : senders[k])
-        if (regular[m] && std::find(cur.begin(), cur.end(), m) == cur.end()) brings_missing = true;
+        if (regular[m] && in_out[m] != out.size() - 1) brings_missing = true;
     const bool late_member =
         incomplete && brings_missing && double(acts[k].end_ns - a.start_ns) < max_joined_ns;
     const bool fragment = double(acts[k].start_ns - a.end_ns) < max_fragment_gap_ns;
     if (late_member || fragment) {
       a.last = acts[k].last;
       a.end_ns = std::max(a.end_ns, acts[k].end_ns);
-      for (uint32_t m : senders[k])
-        if (std::find(cur.begin(), cur.end(), m) == cur.end()) cur.push_back(m);
+      add_senders(k);
       continue;
     }
     out.push_back(acts[k]);
-    cur = senders[k];
+    out_regular = 0;
+    add_senders(k);
   }
   return out;
 }
