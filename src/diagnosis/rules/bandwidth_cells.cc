@@ -18,7 +18,9 @@ constexpr uint16_t kNotJudged = UINT16_MAX;
 
 int RecordClasses::ComputeClass(size_t r) const {
   const auto& f = rc_->flows;
-  if (f.bytes()[r] <= kBandwidthControlMaxBytes) return -1;
+  // A record of one packet (start == end) carries no rate: a capture of a segmented send holds
+  // 64 KiB "packets" that would read as terabits per second.
+  if (f.bytes()[r] <= kBandwidthControlMaxBytes || f.end_ns()[r] <= f.start_ns()[r]) return -1;
   const EndpointId src = f.src()[r], dst = f.dst()[r];
   const int job = rc_->results.job_of[src];
   if (job < 0 || job != rc_->results.job_of[dst]) return -1;

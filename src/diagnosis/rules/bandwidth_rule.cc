@@ -11,6 +11,7 @@
 #include "analysis/pair_key_map.h"
 #include "diagnosis/robust_stats.h"
 #include "diagnosis/rules/bandwidth_cells.h"
+#include "diagnosis/rules/slow_endpoints.h"
 
 namespace prism::diagnosis {
 namespace {
@@ -22,6 +23,11 @@ constexpr double kMinSigmaFraction = 0.05;
 struct Degradation {
   std::vector<std::vector<bool>> degraded;
   std::vector<std::vector<double>> typical, baseline, sigma;
+  // Access links only: degraded because its endpoint's pairs fell below their own usual pace
+  // (slow_endpoints.h), with typical = that pace over the usual and baseline = 1.
+  std::vector<std::vector<bool>> own_pace;
+  // Their slow records: the records of the endpoint's slow pairs in the bin (by element, bin).
+  std::map<std::pair<size_t, size_t>, std::vector<uint32_t>> own_pace_rows;
 };
 
 // One kind's judgement of every element in every bin: against its peers of the same element kind
@@ -86,7 +92,8 @@ Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid) {
   Degradation d{std::vector<std::vector<bool>>(n, std::vector<bool>(bins, false)),
                 std::vector<std::vector<double>>(n, std::vector<double>(bins, 0)),
                 std::vector<std::vector<double>>(n, std::vector<double>(bins, 1)),
-                std::vector<std::vector<double>>(n, std::vector<double>(bins, 0))};
+                std::vector<std::vector<double>>(n, std::vector<double>(bins, 0)),
+                std::vector<std::vector<bool>>(n, std::vector<bool>(bins, false))};
   for (int kind : {0, 1}) {
     const KindJudgement j = JudgeAgainstPeers(rc, grid, kind);
     for (size_t e = 0; e < n; ++e) {
@@ -116,11 +123,29 @@ Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid) {
       }
     }
   }
+  // Access links also against their endpoint's own pairs: where one link slows a large share of
+  // a small job's flows, the peer comparison above cannot tell which links are the normal ones.
+  for (SlowEndpointBin& s : FindSlowEndpoints(rc, grid.t0, grid.bin_ns, grid.bins)) {
+    const long e = grid.AccessLinkOf(s.endpoint);
+    if (e < 0) continue;
+    const size_t bin = size_t(s.bin);
+    if (d.degraded[size_t(e)][bin] &&
+        d.typical[size_t(e)][bin] / d.baseline[size_t(e)][bin] <= s.pace_ratio)
+      continue;
+    d.degraded[size_t(e)][bin] = true;
+    d.own_pace[size_t(e)][bin] = true;
+    d.typical[size_t(e)][bin] = s.pace_ratio;
+    d.baseline[size_t(e)][bin] = 1;
+    d.sigma[size_t(e)][bin] = 0;
+    d.own_pace_rows[{size_t(e), bin}] = std::move(s.slow_rows);
+  }
   return d;
 }
 
-// The records below the drop threshold that crossed element `e` in `bin`, both kinds, sorted.
-std::vector<uint32_t> SlowRows(const CellGrid& grid, size_t e, size_t bin) {
+// The records below the drop threshold that crossed element `e` in `bin`, both kinds, sorted;
+// for an access link degraded against its own pairs' pace, the records of those slow pairs.
+std::vector<uint32_t> SlowRows(const CellGrid& grid, const Degradation& d, size_t e, size_t bin) {
+  if (d.own_pace[e][bin]) return d.own_pace_rows.at({e, bin});
   std::vector<uint32_t> rows;
   for (int kind : {0, 1})
     if (const Cell* c = grid.Find(e, int64_t(bin), kind))
@@ -161,9 +186,9 @@ std::vector<size_t> ElementsOf(const RuleContext& rc, const CellGrid& grid, uint
 // crosses several elements and is slow on all of them when one is its bottleneck: the worse
 // element that most of the slow flows share is the one to blame.
 template <typename Accept>
-bool ExplainedBySharedSlowFlows(const RuleContext& rc, const CellGrid& grid, size_t e, size_t bin,
-                                Accept explains) {
-  const std::vector<uint32_t> mine = SlowRows(grid, e, bin);
+bool ExplainedBySharedSlowFlows(const RuleContext& rc, const CellGrid& grid, const Degradation& d,
+                                size_t e, size_t bin, Accept explains) {
+  const std::vector<uint32_t> mine = SlowRows(grid, d, e, bin);
   if (mine.empty()) return false;
   std::map<size_t, size_t> shared;
   for (uint32_t r : mine)
@@ -179,10 +204,11 @@ bool ExplainedBySharedSlowFlows(const RuleContext& rc, const CellGrid& grid, siz
 // its own endpoint's flows only: its peers' other flows run as usual. Where the peers' other flows
 // are slow as well, the slowness travels with the collective (a ring that crosses a bad spine
 // runs each hop at the pace of its slowest) and the link is a victim, not the cause.
-double FarEndSlowShare(const RuleContext& rc, const CellGrid& grid, size_t e, size_t bin) {
+double FarEndSlowShare(const RuleContext& rc, const CellGrid& grid, const Degradation& d, size_t e,
+                       size_t bin) {
   const EndpointId self = grid.elements[e].endpoint;
   std::map<EndpointId, size_t> slow_with_self;
-  for (uint32_t r : SlowRows(grid, e, bin)) {
+  for (uint32_t r : SlowRows(grid, d, e, bin)) {
     const EndpointId src = rc.flows.src()[r], dst = rc.flows.dst()[r];
     ++slow_with_self[src == self ? dst : src];
   }
@@ -231,10 +257,12 @@ std::vector<std::vector<bool>> Unexplained(const RuleContext& rc, const CellGrid
       if (!flags[e][bin]) continue;
       const bool by_leaf =
           leaf >= 0 && d.degraded[size_t(leaf)][bin] &&
-          !ExplainedBySharedSlowFlows(rc, grid, size_t(leaf), bin,
+          !ExplainedBySharedSlowFlows(rc, grid, d, size_t(leaf), bin,
                                       [&](size_t other) { return other == e; });
-      flags[e][bin] = !by_leaf && FarEndSlowShare(rc, grid, e, bin) < 0.5 &&
-                      !ExplainedBySharedSlowFlows(rc, grid, e, bin, [&](size_t other) {
+      // Judged by its own pairs, the far ends' other pairs were already found at their pace.
+      const bool victim = !d.own_pace[e][bin] && FarEndSlowShare(rc, grid, d, e, bin) >= 0.5;
+      flags[e][bin] = !by_leaf && !victim &&
+                      !ExplainedBySharedSlowFlows(rc, grid, d, e, bin, [&](size_t other) {
         return d.degraded[other][bin] &&
                (grid.elements[other].kind != ElementKind::kAccessLink || Worse(grid, d, other, e, bin));
       });
@@ -250,7 +278,7 @@ std::vector<std::vector<bool>> Unexplained(const RuleContext& rc, const CellGrid
       if (!flags[e][bin]) continue;
       if (el.kind == ElementKind::kFabricLink) {
         if (switch_degraded(el.a, bin) || switch_degraded(el.b, bin) ||
-            ExplainedBySharedSlowFlows(rc, grid, e, bin, [&](size_t other) {
+            ExplainedBySharedSlowFlows(rc, grid, d, e, bin, [&](size_t other) {
               const Element& ol = grid.elements[other];
               return (ol.kind == ElementKind::kFabricLink && ol.b == el.b &&
                       d.degraded[other][bin] && Worse(grid, d, other, e, bin)) ||
@@ -258,7 +286,7 @@ std::vector<std::vector<bool>> Unexplained(const RuleContext& rc, const CellGrid
             }))
           flags[e][bin] = false;
       } else if (el.kind == ElementKind::kSwitch) {
-        if (ExplainedBySharedSlowFlows(rc, grid, e, bin, [&](size_t other) {
+        if (ExplainedBySharedSlowFlows(rc, grid, d, e, bin, [&](size_t other) {
               return access_link_to_blame(other, e, bin);
             }))
           flags[e][bin] = false;
@@ -309,6 +337,20 @@ void AddFindings(const CellGrid& grid, const Degradation& d, size_t e, const std
       if (n > most) most = n, fd.job = j;
     }
     fd.severity = SeverityFor(fd.units, 1 - fd.value / fd.baseline, o);
+    bool own_pace = true;
+    for (size_t bin = run.first; bin <= run.last; ++bin)
+      if (d.degraded[e][bin] && !d.own_pace[e][bin]) own_pace = false;
+    if (own_pace) {
+      fd.metric = "relative_pace";
+      fd.summary = fmt::format(
+          "link {} - {}: its pairs run at {:.0f}% of their usual pace, their peers' other pairs "
+          "at theirs, for {} bins of {} s",
+          el.b, el.a.empty() ? "its switch" : el.a, 100 * fd.value / fd.baseline, fd.units,
+          grid.bin_ns / 1'000'000'000);
+      out->findings.push_back(std::move(fd));
+      out->jobs_affected.push_back(std::move(affected));
+      continue;
+    }
     fd.summary = fmt::format("{} {}: flows through it run at {:.0f}% of the fabric's median for {} bins of {} s",
                              link ? "link" : "switch",
                              access ? el.b + " - " + (el.a.empty() ? "its switch" : el.a)

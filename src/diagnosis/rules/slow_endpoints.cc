@@ -1,0 +1,174 @@
+#include "diagnosis/rules/slow_endpoints.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "analysis/jobs/job_recognition.h"
+#include "analysis/pair_key_map.h"
+#include "diagnosis/robust_stats.h"
+#include "diagnosis/rules/bandwidth_cells.h"
+
+namespace prism::diagnosis {
+namespace {
+
+// Fewer records than this in a bin leave a pair's pace there unjudged: one late record must not
+// make a pair slow.
+constexpr uint32_t kMinRecordsPerPairBin = 3;
+// A pair's usual pace needs this many judged bins.
+constexpr size_t kMinBinsForUsualPace = 3;
+
+struct PairBin {
+  double bytes = 0;
+  int64_t duration_ns = 0;
+  uint32_t records = 0;
+};
+
+// Every directed pair's pace per bin (0: not judged) and whether it is slow there.
+struct PairPaces {
+  analysis::PairKeyMap index;        // directed pair key (source in the high half) -> pair
+  std::vector<EndpointId> src, dst;  // by pair
+  std::vector<double> pace;          // [pair * bins + bin]
+  std::vector<double> usual;         // by pair; 0: too few bins to know
+  size_t bins = 0;
+
+  bool Judged(size_t p, size_t bin) const { return usual[p] > 0 && pace[p * bins + bin] > 0; }
+  bool Slow(size_t p, size_t bin, double max_ratio) const {
+    return Judged(p, bin) && pace[p * bins + bin] < usual[p] * max_ratio;
+  }
+};
+
+uint64_t DirectedKey(EndpointId src, EndpointId dst) { return (uint64_t(src) << 32) | dst; }
+
+// Whether a record counts towards its pair's pace (and, if so, its bin).
+bool Paced(const RuleContext& rc, size_t r) {
+  const auto& f = rc.flows;
+  if (f.bytes()[r] <= kBandwidthControlMaxBytes || f.end_ns()[r] <= f.start_ns()[r]) return false;
+  const int job = rc.results.job_of[f.src()[r]];
+  return job >= 0 && job == rc.results.job_of[f.dst()[r]];
+}
+
+PairPaces MeasurePairPaces(const RuleContext& rc, int64_t t0, int64_t bin_ns, int64_t bins) {
+  const auto& f = rc.flows;
+  const auto src = f.src(), dst = f.dst();
+  const auto start = f.start_ns(), end = f.end_ns();
+  const auto bytes = f.bytes();
+  PairPaces out;
+  out.bins = size_t(bins);
+  std::vector<PairBin> acc;
+  for (size_t r = 0; r < f.size(); ++r) {
+    if (!Paced(rc, r)) continue;
+    const int64_t bin = (start[r] - t0) / bin_ns;
+    if (bin < 0 || bin >= bins) continue;
+    const uint32_t p = out.index.FindOrInsert(DirectedKey(src[r], dst[r]));
+    if (p == out.src.size()) {
+      out.src.push_back(src[r]);
+      out.dst.push_back(dst[r]);
+      acc.resize(acc.size() + out.bins);
+    }
+    PairBin& b = acc[size_t(p) * out.bins + size_t(bin)];
+    b.bytes += double(bytes[r]);
+    b.duration_ns += end[r] - start[r];
+    ++b.records;
+  }
+  out.pace.assign(acc.size(), 0);
+  out.usual.assign(out.src.size(), 0);
+  std::vector<double> judged;
+  for (size_t p = 0; p < out.src.size(); ++p) {
+    judged.clear();
+    for (size_t bin = 0; bin < out.bins; ++bin) {
+      const PairBin& b = acc[p * out.bins + bin];
+      if (b.records < kMinRecordsPerPairBin) continue;
+      out.pace[p * out.bins + bin] = b.bytes / double(b.duration_ns);
+      judged.push_back(out.pace[p * out.bins + bin]);
+    }
+    if (judged.size() < kMinBinsForUsualPace) continue;
+    std::sort(judged.begin(), judged.end());
+    out.usual[p] = judged[judged.size() * 3 / 4];
+  }
+  return out;
+}
+
+// Fills each slow endpoint bin's slow_rows: one more pass over the records, only when some
+// endpoint was slow.
+void CollectSlowRows(const RuleContext& rc, int64_t t0, int64_t bin_ns, const PairPaces& paces,
+                     std::vector<SlowEndpointBin>* slow) {
+  if (slow->empty()) return;
+  const double max_ratio = 1 - rc.options.min_bw_drop;
+  // (endpoint, bin) -> its entry; entries are in (endpoint, bin) order.
+  std::map<std::pair<EndpointId, int64_t>, size_t> entry;
+  for (size_t i = 0; i < slow->size(); ++i) entry[{(*slow)[i].endpoint, (*slow)[i].bin}] = i;
+  const auto& f = rc.flows;
+  for (size_t r = 0; r < f.size(); ++r) {
+    if (!Paced(rc, r)) continue;
+    const int64_t bin = (f.start_ns()[r] - t0) / bin_ns;
+    if (bin < 0 || bin >= int64_t(paces.bins)) continue;
+    const uint32_t p = paces.index.Find(DirectedKey(f.src()[r], f.dst()[r]));
+    if (!paces.Slow(p, size_t(bin), max_ratio)) continue;
+    for (EndpointId end : {f.src()[r], f.dst()[r]})
+      if (const auto it = entry.find({end, bin}); it != entry.end())
+        (*slow)[it->second].slow_rows.push_back(uint32_t(r));
+  }
+}
+
+}  // namespace
+
+std::vector<SlowEndpointBin> FindSlowEndpoints(const RuleContext& rc, int64_t t0, int64_t bin_ns,
+                                               int64_t bins) {
+  std::vector<SlowEndpointBin> out;
+  if (rc.flows.empty() || bins <= 0) return out;
+  const PairPaces paces = MeasurePairPaces(rc, t0, bin_ns, bins);
+  const double max_ratio = 1 - rc.options.min_bw_drop;
+  // Each endpoint's pairs, in both directions.
+  std::vector<std::vector<uint32_t>> pairs_of;
+  for (size_t p = 0; p < paces.src.size(); ++p) {
+    if (paces.usual[p] <= 0) continue;
+    for (EndpointId e : {paces.src[p], paces.dst[p]}) {
+      if (pairs_of.size() <= e) pairs_of.resize(size_t(e) + 1);
+      pairs_of[e].push_back(uint32_t(p));
+    }
+  }
+  for (EndpointId e = 0; e < pairs_of.size(); ++e) {
+    for (size_t bin = 0; bin < paces.bins; ++bin) {
+      // Judged and slow pairs by direction: 0 = sent by e, 1 = received.
+      int judged[2] = {0, 0}, slow[2] = {0, 0};
+      std::set<EndpointId> far_slow[2];
+      std::vector<double> ratios;
+      for (uint32_t p : pairs_of[e]) {
+        if (!paces.Judged(p, bin)) continue;
+        const int dir = paces.src[p] == e ? 0 : 1;
+        ++judged[dir];
+        if (!paces.Slow(p, bin, max_ratio)) continue;
+        ++slow[dir];
+        far_slow[dir].insert(dir == 0 ? paces.dst[p] : paces.src[p]);
+        ratios.push_back(paces.pace[p * paces.bins + bin] / paces.usual[p]);
+      }
+      auto most_slow = [](int s, int j, size_t far_ends) {
+        return s >= 2 && s * 3 >= j * 2 && far_ends >= 2;
+      };
+      std::set<EndpointId> far_both = far_slow[0];
+      far_both.insert(far_slow[1].begin(), far_slow[1].end());
+      if (!most_slow(slow[0], judged[0], far_slow[0].size()) &&
+          !most_slow(slow[1], judged[1], far_slow[1].size()) &&
+          !most_slow(slow[0] + slow[1], judged[0] + judged[1], far_both.size()))
+        continue;
+      // The far ends' pairs with anyone but e: a bad link of e's leaves them at their pace.
+      int others_judged = 0, others_slow = 0;
+      for (EndpointId far : far_both) {
+        for (uint32_t p : pairs_of[far]) {
+          if (paces.src[p] == e || paces.dst[p] == e || !paces.Judged(p, bin)) continue;
+          ++others_judged;
+          others_slow += paces.Slow(p, bin, max_ratio);
+        }
+      }
+      if (others_judged == 0 || others_slow * 2 >= others_judged) continue;
+      out.push_back(
+          {e, int64_t(bin), Median(ratios), slow[0] + slow[1], judged[0] + judged[1], {}});
+    }
+  }
+  CollectSlowRows(rc, t0, bin_ns, paces, &out);
+  return out;
+}
+
+}  // namespace prism::diagnosis
