@@ -27,6 +27,7 @@
 #include "capture_options.h"
 #include "cli_checks.h"
 #include "record_options.h"
+#include "service/alert_sender.h"
 #include "service/memory_plan.h"
 #include "service/service.h"
 
@@ -52,6 +53,7 @@ struct ServeArgs {
   int http_max_connections = 64;
   double http_idle_s = 5, http_request_s = 10;
   std::string ready_file;
+  std::vector<std::string> alertmanager;
   double k = 3;
   int threads = 0;
   std::string memory_limit;  // empty: half of what is available (service/memory_plan.h)
@@ -147,6 +149,10 @@ int RunServe(const ServeArgs& args) {
                  args.http);
     }
   }
+  for (const std::string& url : args.alertmanager) {
+    if (auto u = prism::service::ParseAlertmanagerUrl(url); !u) return fail(u.error().message);
+  }
+  o.alertmanager = args.alertmanager;
   o.tls.cert_file = args.tls_cert;
   o.tls.key_file = args.tls_key;
   o.http_limits.threads = args.http_threads;
@@ -203,6 +209,10 @@ int RunServe(const ServeArgs& args) {
   if (!o.capture.empty()) {
     fmt::print(stderr, "llmprism serve: capturing on {}{}\n", fmt::join(o.capture, ", "),
                o.capture_filter.empty() ? "" : " (filter '" + o.capture_filter + "')");
+  }
+  if (!o.alertmanager.empty()) {
+    fmt::print(stderr, "llmprism serve: posting findings as alerts to {}\n",
+               fmt::join(o.alertmanager, ", "));
   }
   if (!ready_tmp.empty()) {
     std::ofstream out(ready_tmp, std::ios::trunc);
@@ -324,6 +334,10 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                   "Datagrams each UDP collector may queue before decoding")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
+  cmd->add_option("--alertmanager", args->alertmanager,
+                  "Post findings as alerts to this Alertmanager, http[s]://HOST:PORT[/PREFIX] "
+                  "(API v2; repeatable or comma-separated; docs/api.md, Alertmanager)")
+      ->delimiter(',');
   cmd->add_option("--ready-file", args->ready_file,
                   "Write {\"http\": PORT, \"udp\": [PORTS]} here once listening");
   cmd->callback([args, exit_code, token] {

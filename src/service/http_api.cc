@@ -377,6 +377,36 @@ std::string RenderMetrics(const ApiContext& ctx) {
   o += fmt::format("llmprism_queue_records {}\n", ctx.queue_size ? ctx.queue_size() : 0);
   head("llmprism_buffer_records", "gauge", "Records held by the sliding-window buffer.");
   o += fmt::format("llmprism_buffer_records {}\n", p.buffer_records.load());
+  if (ctx.alerts != nullptr) {
+    head("llmprism_alertmanager_posts_total", "counter",
+         "POSTs of alerts to each --alertmanager: delivered (outcome=\"ok\") or failed (no "
+         "response within the timeouts, or an HTTP status other than 2xx; logged with it).");
+    for (const auto& t : ctx.alerts->targets()) {
+      o += fmt::format("llmprism_alertmanager_posts_total{{url=\"{}\",outcome=\"ok\"}} {}\n",
+                       Escape(t->url), t->posts_ok.load());
+      o += fmt::format(
+          "llmprism_alertmanager_posts_total{{url=\"{}\",outcome=\"failed\"}} {}\n",
+          Escape(t->url), t->posts_failed.load());
+    }
+    head("llmprism_alertmanager_alerts_total", "counter",
+         "Alerts delivered to each --alertmanager: firing (re-sent every window while the finding "
+         "lasts) or resolved (the finding no longer reported).");
+    for (const auto& t : ctx.alerts->targets()) {
+      o += fmt::format(
+          "llmprism_alertmanager_alerts_total{{url=\"{}\",state=\"firing\"}} {}\n",
+          Escape(t->url), t->alerts_firing.load());
+      o += fmt::format(
+          "llmprism_alertmanager_alerts_total{{url=\"{}\",state=\"resolved\"}} {}\n",
+          Escape(t->url), t->alerts_resolved.load());
+    }
+    head("llmprism_alertmanager_alerts_dropped_total", "counter",
+         "Alerts given up for an --alertmanager that could not take them: more than 10000 "
+         "waiting.");
+    for (const auto& t : ctx.alerts->targets()) {
+      o += fmt::format("llmprism_alertmanager_alerts_dropped_total{{url=\"{}\"}} {}\n",
+                       Escape(t->url), t->alerts_dropped.load());
+    }
+  }
   head("llmprism_windows_analysed_total", "counter", "Analysis windows analysed.");
   o += fmt::format("llmprism_windows_analysed_total {}\n", snap->windows_analysed);
   head("llmprism_windows_skipped_total", "counter",

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "service/alert_sender.h"
 #include "service/http_server.h"
 #include "service/ingest_counters.h"
 #include "service/snapshot.h"
@@ -35,6 +36,7 @@ struct ApiContext {
   bool has_store = false;  // --db given
   const HttpCounters* http = nullptr;  // the server's connection counts (/metrics)
   HttpLimits http_limits;
+  const AlertSender* alerts = nullptr;  // --alertmanager delivery counters (/metrics)
 };
 
 // The bearer token check: "Bearer " + token, compared in time independent of where the first

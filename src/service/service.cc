@@ -23,6 +23,8 @@
 #include "service/http_api.h"
 #include "service/http_server.h"
 #include "service/ingest_counters.h"
+#include "service/alert_sender.h"
+#include "service/alerts.h"
 #include "service/clock_guard.h"
 #include "service/live_capture.h"
 #include "service/loss_tally.h"
@@ -170,6 +172,8 @@ struct Service::Impl {
   SnapshotHolder snapshots;
   std::unique_ptr<Store> store;
   std::unique_ptr<Tracker> tracker;
+  std::unique_ptr<AlertSender> alerts;  // with --alertmanager
+  ActiveAlerts active_alerts;           // analysis thread only
 
   std::vector<std::unique_ptr<ingest::UdpCollector>> collectors;
   std::vector<PointTable> collector_points;  // one per collector, used by its decode thread
@@ -529,6 +533,22 @@ struct Service::Impl {
     return static_cast<bool>(st);
   }
 
+  // The window's findings as alerts (service/alerts.h), handed to the sender thread.
+  void PostAlerts(const Store::WindowWrite& write, int64_t window_end_ns, bool analysed) {
+    AlertWindow aw;
+    aw.analysed = analysed;
+    aw.now_wall_ns = WallNs();
+    aw.hold_ns = options.alert_hold_ns > 0
+                     ? options.alert_hold_ns
+                     : std::max<int64_t>(3 * options.buffer.window_ns, 60'000'000'000);
+    for (const StoredFinding* f : write.findings) {
+      if (f->last_window_end_ns == window_end_ns) aw.findings.push_back(f);
+    }
+    AlertUpdate u = NextAlerts(active_alerts, aw);
+    active_alerts = std::move(u.active);
+    alerts->Post(u.post);
+  }
+
   void AnalyseOne(PendingWindow job) {
     pipeline.analysing_start_ns = job.window.start_ns;
     pipeline.analysing_end_ns = job.window.end_ns;
@@ -544,6 +564,7 @@ struct Service::Impl {
       fmt::print(stderr, "llmprism serve: {}; serving on\n", st.error().message);
     }
     SaveToStore(write);
+    if (alerts) PostAlerts(write, end_ns, static_cast<bool>(st));
     auto snap = tracker->BuildSnapshot();
     fmt::print(stderr,
                "llmprism serve: window {:.0f}-{:.0f} s{}: {} records, {} jobs, {} findings "
@@ -666,6 +687,11 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
     s.tracker->Restore(std::move(loaded));
   }
   s.snapshots.Publish(s.tracker->BuildSnapshot());
+  if (!options.alertmanager.empty()) {
+    AlertSenderOptions ao;
+    ao.urls = options.alertmanager;
+    PRISM_ASSIGN_OR_RETURN(s.alerts, AlertSender::Start(ao));
+  }
 
   // Sources.
   s.forward_ = std::vector<std::atomic<BatchingSink*>>(options.udp.size());
@@ -739,6 +765,7 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
   api.step_ns = options.buffer.step_ns;
   api.http = &s.http->counters();
   api.http_limits = s.http->limits();
+  api.alerts = s.alerts.get();
   httplib::Server& http = s.http->server();
   InstallRoutes(&http, api);
   int port = http_hp.second;
@@ -793,6 +820,7 @@ void Service::Stop() {
   }
   s.pending_cv.notify_all();
   s.analysis_thread.join();
+  if (s.alerts) s.alerts->Stop();  // one last attempt at what is waiting, bounded by timeouts
   s.store.reset();  // closes the database (WAL checkpoint)
   if (s.http) s.http->server().stop();
   if (s.http_thread.joinable()) s.http_thread.join();

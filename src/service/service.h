@@ -13,6 +13,7 @@
 //        v  is replaced and counted: windows_skipped)
 //   analysis thread: Tracker (Analyze + Diagnose, identity/baselines/findings across windows)
 //        | -> Store (SQLite WAL, one transaction per window)
+//        | -> alerts (service/alerts.h) -> AlertSender thread -> Alertmanager(s), --alertmanager
 //        v -> SnapshotHolder (shared_ptr swap)
 //   HTTP or HTTPS (service/http_server.h: a bounded pool, connection cap and timeouts around
 //   cpp-httplib, its SSLServer with --tls-cert):
@@ -62,6 +63,9 @@ struct ServiceOptions {
   int64_t idle_flush_ms = 10'000;   // no new record for this long: analyse the open windows
   HttpLimits http_limits;           // pool, connection cap, timeouts (service/http_server.h)
   TlsFiles tls;                     // HTTPS certificate and key; empty: plain HTTP
+  // Alertmanagers the findings are posted to as alerts (service/alerts.h); empty: none.
+  std::vector<std::string> alertmanager;
+  int64_t alert_hold_ns = 0;        // endsAt of a firing alert ahead of now; 0: 3 windows, >= 60 s
 };
 
 // "ADDR:PORT" or "[V6]:PORT" (port 0-65535) of --ipfix-udp and --http; `what` names the option.

@@ -35,6 +35,9 @@ expect_usage_error "--k.*not a finite number" serve "${udp[@]}" --k inf
 expect_usage_error "--threads.*-5" serve "${udp[@]}" --threads -5
 expect_usage_error "--window.*out of range" serve "${udp[@]}" --window 1e300
 expect_usage_error "--window.*not a finite number" serve "${udp[@]}" --window nan
+expect_usage_error "--alertmanager 'foo:9093': expected http" serve "${udp[@]}" \
+  --alertmanager http://127.0.0.1:9093,foo:9093
+expect_usage_error "--alertmanager.*port above 65535" serve "${udp[@]}" --alertmanager http://h:70000
 expect_usage_error "--queue-records" serve "${udp[@]}" --queue-records 0
 expect_usage_error "--udp-queue-datagrams" serve "${udp[@]}" --udp-queue-datagrams 0
 expect_usage_error "max-buffer-records" serve "${udp[@]}" --max-buffer-records 0
