@@ -17,6 +17,8 @@ packages=(
   # counters mode: real Prometheus + promtool backfill (tests/counters/prometheus_e2e.sh); promtool
   # also checks and tests the shipped alerting rules (tests/deploy/prometheus_rules.sh)
   prometheus
+  # serve --alertmanager: a real Alertmanager takes its alerts (tests/service/serve_alertmanager.sh)
+  prometheus-alertmanager
   # serve over HTTPS (cpp-httplib's SSLServer links OpenSSL; tests/service/serve_tls.sh makes a
   # self-signed certificate with openssl and talks to serve with curl)
   libssl-dev openssl curl
