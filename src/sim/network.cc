@@ -14,7 +14,7 @@ constexpr int64_t kLatencyNs = 3'000;  // NIC + two switch hops, rounded
 double Network::FaultFactor(int switch_a, int switch_b, int64_t t) const {
   double f = 1;
   for (const auto& fault : faults_) {
-    if (t < fault.start_ns || t >= fault.end_ns) continue;
+    if (t < fault.start_ns || t >= fault.end_ns || fault.endpoint >= 0) continue;
     bool hit = fault.switch_b < 0 ? (fault.switch_a == switch_a || fault.switch_a == switch_b)
                                   : (fault.switch_a == switch_a && fault.switch_b == switch_b);
     if (hit) f = std::max(f, fault.factor);
@@ -22,9 +22,18 @@ double Network::FaultFactor(int switch_a, int switch_b, int64_t t) const {
   return f;
 }
 
-bool Network::Touches(const Route& r, int64_t start_ns, int64_t end_ns,
+double Network::NicFaultFactor(int endpoint, int64_t t) const {
+  double f = 1;
+  for (const auto& fault : faults_)
+    if (fault.endpoint == endpoint && t >= fault.start_ns && t < fault.end_ns)
+      f = std::max(f, fault.factor);
+  return f;
+}
+
+bool Network::Touches(int src, int dst, const Route& r, int64_t start_ns, int64_t end_ns,
                       const CapacityFault& f) const {
   if (end_ns < f.start_ns || start_ns >= f.end_ns) return false;
+  if (f.endpoint >= 0) return src == f.endpoint || dst == f.endpoint;
   if (f.switch_b < 0)
     return r.src_leaf == f.switch_a || r.dst_leaf == f.switch_a || r.spine == f.switch_a;
   return r.spine == f.switch_b && (r.src_leaf == f.switch_a || r.dst_leaf == f.switch_a);
@@ -66,7 +75,8 @@ std::vector<TransferResult> Network::Place(const std::vector<TransferRequest>& g
     const auto& t = group[i];
     const Route& r = out[i].route;
     double nic = cluster_->nic_bytes_per_ns();
-    double rate = std::min(nic / nic_users[{t.src, true}], nic / nic_users[{t.dst, false}]);
+    double rate = std::min(nic / NicFaultFactor(t.src, t.start_ns) / nic_users[{t.src, true}],
+                           nic / NicFaultFactor(t.dst, t.start_ns) / nic_users[{t.dst, false}]);
     // A degraded leaf slows even flows that stay on it.
     rate /= FaultFactor(r.src_leaf, -1, t.start_ns);
     if (r.dst_leaf != r.src_leaf) rate = std::min(rate, nic / FaultFactor(r.dst_leaf, -1, t.start_ns));

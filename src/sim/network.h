@@ -27,12 +27,14 @@ struct TransferResult {
   Route route;
 };
 
-// A capacity change on one switch (all its links) or one leaf->spine link pair, for a time span.
+// A capacity change on one switch (all its links), one leaf->spine link pair or one NIC's link to
+// its leaf (both directions), for a time span.
 struct CapacityFault {
-  int switch_a = -1;   // the degraded switch, or the leaf of a congested link
-  int switch_b = -1;   // the spine of a congested link; -1 for a degraded switch
+  int switch_a = -1;   // the degraded switch, or the leaf of a congested link; -1 for a NIC link
+  int switch_b = -1;   // the spine of a congested link; -1 otherwise
   double factor = 1;   // capacity / factor
   int64_t start_ns = 0, end_ns = 0;
+  int endpoint = -1;   // the endpoint of a degraded NIC link; -1 otherwise
 };
 
 class Network {
@@ -44,8 +46,10 @@ class Network {
   // over QPs); returns their end times in order. Transfers of one group share NICs evenly.
   std::vector<TransferResult> Place(const std::vector<TransferRequest>& group);
 
-  // True when the route crosses a fault's switch or link while it is active.
-  bool Touches(const Route& r, int64_t start_ns, int64_t end_ns, const CapacityFault& f) const;
+  // True when a transfer between src and dst on the route crosses a fault's switch or link while
+  // it is active.
+  bool Touches(int src, int dst, const Route& r, int64_t start_ns, int64_t end_ns,
+               const CapacityFault& f) const;
 
  private:
   static constexpr int64_t kBinNs = 5'000'000;
@@ -57,6 +61,7 @@ class Network {
     return (uint64_t(leaf) << 21) | (uint64_t(spine) << 1) | (up ? 1 : 0);
   }
   double FaultFactor(int switch_a, int switch_b, int64_t t) const;
+  double NicFaultFactor(int endpoint, int64_t t) const;
   double FabricShare(uint64_t link, int64_t t, double capacity) const;
   void AddLoad(uint64_t link, int64_t start_ns, int64_t end_ns, double rate);
 

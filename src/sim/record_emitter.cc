@@ -31,7 +31,8 @@ void RecordEmitter::Emit(const SimFlow& flow) {
   if (flow.end_ns < window_start_ns_ || flow.start_ns >= window_end_ns_) return;
   if (flow.job >= 0 && flow.kind != FlowKind::kControl) {
     for (size_t i = 0; i < watched_.size(); ++i)
-      if (network_->Touches(flow.route, flow.start_ns, flow.end_ns, watched_[i]))
+      if (network_->Touches(flow.src, flow.dst, flow.route, flow.start_ns, flow.end_ns,
+                            watched_[i]))
         touched_[i].insert(flow.job);
   }
   const int64_t timeout_ns = static_cast<int64_t>(noise_.active_timeout_ms * 1e6);

@@ -131,6 +131,30 @@ SimConfig Faults() {
   return c;
 }
 
+// Degraded NIC links (a link that trained down to a fraction of its speed, a dirty optic): one
+// GPU's link to its leaf at 1/10 of its capacity in job3 (20-50 s), one at 1/4 in job0 (10-35 s).
+SimConfig LinkFaults() {
+  SimConfig c = Paper();
+  c.name = "link-faults";
+  FaultConfig strong;
+  strong.kind = FaultKind::kDegradedLink;
+  strong.job = 3;
+  strong.rank = 1 * 32 * 8 + 7 * 8 + 2;  // rank order tp-dp-pp: stage 1, replica 7, TP rank 2
+  strong.factor = 10;
+  strong.start_s = 20;
+  strong.end_s = 50;
+  c.faults.push_back(strong);
+  FaultConfig mild;
+  mild.kind = FaultKind::kDegradedLink;
+  mild.job = 0;
+  mild.rank = 3 * 16 * 8 + 9 * 8 + 5;  // stage 3, replica 9, TP rank 5
+  mild.factor = 4;
+  mild.start_s = 10;
+  mild.end_s = 35;
+  c.faults.push_back(mild);
+  return c;
+}
+
 SimConfig Zero() {
   SimConfig c = Paper();
   c.name = "zero";
@@ -272,6 +296,8 @@ std::vector<ScenarioInfo> ListScenarios() {
                      "timeouts of seconds (softflowd)"},
       {"paper", "2,880 GPUs, five jobs of 256-1,024 GPUs with different layouts and schedules, 60 s"},
       {"faults", "paper + a straggler GPU, a degraded spine and a congested leaf-spine link"},
+      {"link-faults", "paper + two degraded NIC links: one GPU's link at 1/10 (job3), one at 1/4 "
+                      "(job0)"},
       {"zero", "paper with ZeRO-style DP: uniform buckets overlapped with backward, param all-gather"},
       {"uniform-dp", "64+32+32 GPUs: DP collectives in one transfer size per step (2-way rings "
                      "with one bucket; DDP-style equal buckets overlapped with backward), 30 s"},
@@ -296,6 +322,7 @@ StatusOr<SimConfig> MakeScenario(const std::string& name, uint64_t seed) {
   else if (name == "paper") c = Paper();
   else if (name == "faults") c = Faults();
   else if (name == "zero") c = Zero();
+  else if (name == "link-faults") c = LinkFaults();
   else if (name == "noisy") c = Noisy();
   else if (name == "uniform-dp") c = UniformDp();
   else if (name == "counters") c = Counters();

@@ -44,12 +44,13 @@ struct JobConfig {
   int qps_per_connection = 2;     // PP messages round-robin over these QPs
 };
 
-enum class FaultKind { kStraggler, kDegradedSwitch, kCongestedLink, kStall };
+enum class FaultKind { kStraggler, kDegradedSwitch, kCongestedLink, kStall, kDegradedLink };
 
 struct FaultConfig {
   FaultKind kind = FaultKind::kStraggler;
   int job = 0, rank = 0;          // straggler: the slow rank of that job; stall: the job that
-                                  // pauses (no step starts in [start_s, end_s))
+                                  // pauses (no step starts in [start_s, end_s)); degraded link:
+                                  // the rank whose NIC link to its leaf loses capacity
   std::string switch_a, switch_b; // degraded: switch_a; congested link: switch_a (leaf) -> switch_b
                                   // (spine; "auto": the spine a pipeline connection from the leaf uses)
   double factor = 1.5;            // compute x factor, or bandwidth / factor

@@ -39,9 +39,14 @@ Status Validate(const SimConfig& config, const Cluster& cluster) {
       return MakeError(ErrorCode::kInvalidArgument, "job {}: no DP buckets", i);
   }
   for (const auto& f : config.faults) {
-    if (f.kind == FaultKind::kStraggler || f.kind == FaultKind::kStall) {
+    if (f.kind == FaultKind::kStraggler || f.kind == FaultKind::kStall ||
+        f.kind == FaultKind::kDegradedLink) {
       if (f.job < 0 || f.job >= int(config.jobs.size()))
         return MakeError(ErrorCode::kInvalidArgument, "fault names job {}: no such job", f.job);
+      const JobConfig& j = config.jobs[size_t(f.job)];
+      if (f.kind == FaultKind::kDegradedLink && (f.rank < 0 || f.rank >= j.dp * j.pp * j.tp))
+        return MakeError(ErrorCode::kInvalidArgument, "fault names rank {} of job {}: no such rank",
+                         f.rank, f.job);
     } else if (cluster.FindSwitch(f.switch_a) < 0 ||
                (f.kind == FaultKind::kCongestedLink && cluster.FindSwitch(f.switch_b) < 0)) {
       return MakeError(ErrorCode::kInvalidArgument, "fault names unknown switch '{}' / '{}'",
@@ -137,6 +142,10 @@ StatusOr<Truth> Simulate(const SimConfig& input_config, const Cluster& cluster, 
       CapacityFault cf{cluster.FindSwitch(f.switch_a),
                        f.kind == FaultKind::kCongestedLink ? cluster.FindSwitch(f.switch_b) : -1,
                        f.factor, s, e};
+      if (f.kind == FaultKind::kDegradedLink) {
+        cf.switch_a = -1;
+        cf.endpoint = config.jobs[f.job].first_host * kGpusPerHost + f.rank;
+      }
       net.AddFault(cf);
       emitter.WatchFault(cf);
       watched_index[i] = watched++;
@@ -232,6 +241,13 @@ StatusOr<Truth> Simulate(const SimConfig& input_config, const Cluster& cluster, 
       tf.kind = "stall";
       tf.cause = "unknown";
       tf.jobs.push_back(fmt::format("job{}", f.job));
+    } else if (f.kind == FaultKind::kDegradedLink) {
+      tf.kind = "degraded_link";
+      tf.cause = "network";
+      const int endpoint = jobs[f.job]->Endpoint(f.rank);
+      tf.gpus.push_back(IpName(cluster, endpoint));
+      tf.switches.push_back(cluster.SwitchName(cluster.LeafOf(endpoint)));
+      for (int j : emitter.JobsTouching(watched_index[i])) tf.jobs.push_back(fmt::format("job{}", j));
     } else {
       tf.kind = f.kind == FaultKind::kDegradedSwitch ? "degraded_switch" : "congested_link";
       tf.cause = "network";

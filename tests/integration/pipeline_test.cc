@@ -128,5 +128,36 @@ TEST(Pipeline, StragglerIsFoundAndLocalizedToItsTensorParallelGroup) {
   EXPECT_TRUE(found);
 }
 
+TEST(Pipeline, DegradedNicLinkIsNamedByItsGpu) {
+  sim::SimConfig config = *sim::MakeScenario("tiny", 14);
+  sim::FaultConfig f;
+  f.kind = sim::FaultKind::kDegradedLink;
+  f.job = 0;
+  f.rank = 8 * 6 + 2;  // stage 1, replica 2, TP rank 2: host 6
+  f.factor = 8;
+  f.start_s = 8;
+  f.end_s = 22;
+  config.faults.push_back(f);
+  auto run = Analyze(config);
+  ASSERT_EQ(run->truth.faults.size(), 1u);
+  const sim::TruthFault& fault = run->truth.faults[0];
+  EXPECT_EQ(fault.kind, "degraded_link");
+  ASSERT_EQ(fault.gpus.size(), 1u);
+  ASSERT_EQ(fault.switches.size(), 1u);
+  bool found = false;
+  for (const auto& finding : run->findings) {
+    if (finding.severity == diagnosis::Severity::kInfo) continue;
+    if (finding.kind != "degraded_link") continue;
+    ASSERT_EQ(finding.gpus.size(), 1u) << finding.summary;
+    EXPECT_EQ(run->Ip(finding.gpus[0]), fault.gpus[0]) << finding.summary;
+    EXPECT_EQ(finding.switches, fault.switches);
+    EXPECT_EQ(finding.cause, diagnosis::Cause::kNetwork);
+    EXPECT_LT(finding.start_ns, fault.end_ns);
+    EXPECT_GT(finding.end_ns, fault.start_ns);
+    found = true;
+  }
+  EXPECT_TRUE(found);
+}
+
 }  // namespace
 }  // namespace prism
