@@ -99,20 +99,47 @@ namespace {
 // fewer than 3 steps. Quantiles, not a spread around the median: a cut at a collective's buckets
 // makes most periods short and alike, with the step gap's long periods a minority that a median
 // deviation would not see.
-double PeriodIrregularity(const std::vector<Activity>& bursts, double log_threshold) {
-  std::vector<double> periods;
+// Infinity too when the cut leaves a quarter of the series in stretches that look like several
+// steps run together: longer than `max_irregularity` median periods and holding at least three
+// times the median period's bursts. A cut that only the gaps of a slow spell pass (a degraded
+// link stretching steps and their idle gaps for half a window) is regular within the spell and
+// leaves the busy rest of the series uncut; a long pause (a checkpoint, the wait before the first
+// step) is long but not busy.
+double PeriodIrregularity(const std::vector<Activity>& bursts, double log_threshold,
+                          double max_irregularity) {
+  struct Period {
+    double ns;
+    size_t bursts;
+  };
+  std::vector<Period> periods;
   int64_t step_start = bursts[0].start_ns;
+  size_t first_burst = 0;
   for (size_t i = 0; i + 1 < bursts.size(); ++i) {
     const double gap = double(std::max<int64_t>(1, bursts[i + 1].start_ns - bursts[i].end_ns));
     if (std::log(gap) <= log_threshold) continue;
-    periods.push_back(double(bursts[i + 1].start_ns - step_start));
+    periods.push_back({double(bursts[i + 1].start_ns - step_start), i + 1 - first_burst});
     step_start = bursts[i + 1].start_ns;
+    first_burst = i + 1;
   }
   if (periods.size() < 3) return INFINITY;
-  std::sort(periods.begin(), periods.end());
-  const size_t n = periods.size();
-  const double q10 = periods[n / 10], median = periods[n / 2], q90 = periods[n - 1 - n / 10];
+  std::vector<double> ns, counts;
+  for (const Period& p : periods) {
+    ns.push_back(p.ns);
+    counts.push_back(double(p.bursts));
+  }
+  std::sort(ns.begin(), ns.end());
+  const size_t n = ns.size();
+  const double q10 = ns[n / 10], median = ns[n / 2], q90 = ns[n - 1 - n / 10];
   if (q10 <= 0) return INFINITY;
+  const double median_bursts = MedianInPlace(counts);
+  int64_t series_end = 0;
+  for (const Activity& b : bursts) series_end = std::max(series_end, b.end_ns);
+  periods.push_back({double(series_end - step_start), bursts.size() - first_burst});  // the tail
+  double run_together_ns = 0;
+  for (const Period& p : periods)
+    if (p.ns > median * max_irregularity && double(p.bursts) >= 3 * median_bursts)
+      run_together_ns += p.ns;
+  if (run_together_ns * 4 > double(series_end - bursts[0].start_ns)) return INFINITY;
   return std::max(q90 / median, median / q10);
 }
 
@@ -137,7 +164,7 @@ int64_t StepGapThreshold(const std::vector<Activity>& bursts, const StepSegmente
       if (jump < std::log(min_jump)) continue;
       const double t = (log_gap[i] + log_gap[i + 1]) / 2;
       if (t <= above) continue;
-      const double spread = PeriodIrregularity(bursts, t);
+      const double spread = PeriodIrregularity(bursts, t, options.max_period_irregularity);
       if (std::isnan(regular) && spread <= options.max_period_irregularity) regular = t;
       if (keep_most_regular && spread < best_spread) {
         best_spread = spread;

@@ -89,6 +89,28 @@ TEST(StepSegmenter, LayerWiseShardedDpIsOneActivityPerPeriod) {
   }
 }
 
+// A degraded link for 20 of 50 steps: steps stretch from 1.0 to 1.8 s and their idle gaps from
+// 0.9 to 1.7 s. The gaps of the slow spell alone would cut it into regular steps, but leave the
+// busy rest of the series uncut: every step is cut, slow or not.
+TEST(StepSegmenter, ASlowSpellDoesNotHideTheStepsAroundIt) {
+  Series s;
+  int64_t t = 100 * kMs;
+  for (int k = 0; k < 50; ++k) {
+    const bool slow = k >= 20 && k < 40;
+    s.true_step_first_start.push_back(t);
+    int64_t b = t;
+    for (int burst = 0; burst < 3; ++burst) {  // three buckets 30 ms apart
+      for (int ch = 0; ch < 2; ++ch) {
+        s.start.push_back(b + ch * 3'000);
+        s.end.push_back(b + ch * 3'000 + 20 * kMs);
+      }
+      b += 50 * kMs;
+    }
+    t += (slow ? 1800 : 1000) * kMs;
+  }
+  ExpectSteps(s, SegmentSteps(s.start, s.end, {}));
+}
+
 TEST(StepSegmenter, OneTransferPerStep) {
   Series s = DpBursts(40, 1000, 1, 50, 0, 3);
   ExpectSteps(s, SegmentSteps(s.start, s.end, {}));
