@@ -14,7 +14,8 @@ echo "== simulate: $out"
 echo "== analyze: flows + topology only"
 html_flag=()
 if "$bin" analyze --help 2>/dev/null | grep -q -- '--html'; then html_flag=(--html "$out/report.html"); fi
-"$bin" analyze "$out/flows.ipfix" --topology "$out/topology.csv" --report "$out/report.json" "${html_flag[@]}"
+"$bin" analyze "$out/flows.ipfix" --topology "$out/topology.csv" --report "$out/report.json" --timelines \
+  "${html_flag[@]}"
 echo "== eval: the report against the simulator's truth"
 "$bin" eval --truth "$out/truth.json" --report "$out/report.json"
 echo "report: $out/report.json${html_flag:+ and $out/report.html}"

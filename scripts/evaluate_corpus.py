@@ -2,7 +2,7 @@
 """Scores llmprism on the real-traffic corpus (tests/realtraffic/corpus, docs/realtraffic.md).
 
 For each variant: `llmprism analyze capture.pcap.zst --topology topology.csv --report
-report.json`, then `llmprism eval --truth truth.json --report report.json --json`. Prints one
+report.json --timelines`, then `llmprism eval --truth truth.json --report report.json --json`. Prints one
 markdown table (one row per variant), then per variant what went wrong: mislabelled, missing and
 extra pairs (with each GPU's role in the truth: rank, stage s, DP index d, TP index t), the layout
 found, and the warning+ findings. With --check, compares every variant with

@@ -21,7 +21,7 @@ def run(cmd):
 
 def analyze_and_eval(binary, inputs, topology, report, truth, window=None):
     """Runs analyze (timed) and eval; returns the eval JSON with "analyze_s" added."""
-    cmd = [binary, "analyze", *inputs, "--topology", topology, "--report", report]
+    cmd = [binary, "analyze", *inputs, "--topology", topology, "--report", report, "--timelines"]
     if window is not None:
         cmd += ["--window", f"{window:g}"]
     t0 = time.time()

@@ -1,6 +1,6 @@
 // File: apps/llmprism/analyze_cmd.cc
 // `llmprism analyze INPUT... [--topology FILE] [--window SECONDS] [--report FILE.json] [--k K]
-//  [--html FILE.html] [--trace FILE.json [--trace-all]] [--max-record-s 3600]`:
+//  [--timelines] [--html FILE.html] [--trace FILE.json [--trace-all]] [--max-record-s 3600]`:
 // reads flow CSV, IPFIX, pcap and pcapng files (the format of each is detected from its first
 // bytes, zstd or not), skips records of implausible duration (pipeline/record_duration.h),
 // cuts the records into windows, runs analysis and diagnosis on each window,
@@ -68,6 +68,7 @@ struct AnalyzeArgs {
   double k = 3;
   int threads = 0;  // 0 = std::thread::hardware_concurrency()
   bool pp_events = false;
+  bool timelines = false;  // every GPU's steps in the report JSON (else one summary line per GPU)
   std::string html;
   std::string trace;
   bool trace_all = false;
@@ -399,6 +400,11 @@ int RunAnalyze(const AnalyzeArgs& args) {
     }
     prism::output::ReportJsonOptions json_options;
     json_options.pp_events = args.pp_events;
+    // Writing every GPU's steps was most of the report's cost at 10,000 GPUs; they go in when
+    // asked for, when PP events (which live in the steps) are, and beside the HTML page and the
+    // trace, which show the same timelines and are checked against the report's.
+    json_options.timelines =
+        args.timelines || args.pp_events || !args.html.empty() || !args.trace.empty();
     auto written = prism::output::WriteReportJson(report, &out, json_options);
     out.close();
     if (!written || !out) {
@@ -476,6 +482,9 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--timings", args->timings,
                 "Print per-stage records, CPU and wall seconds, rate and peak RSS to stderr "
                 "(docs/performance.md)");
+  cmd->add_flag("--timelines", args->timelines,
+                "Write every GPU's step timeline into the report (`llmprism eval` needs them; "
+                "implied by --pp-events, --html and --trace); otherwise one summary line per GPU");
   cmd->add_flag("--pp-events", args->pp_events,
                 "Include per-step pipeline events in the report's timelines (much larger)");
   cmd->add_option("--html", args->html,

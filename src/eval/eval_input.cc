@@ -231,6 +231,14 @@ StatusOr<ReportDoc> ParseReport(const nlohmann::json& doc, std::string_view name
   ReportDoc rep;
   PRISM_ASSIGN_OR_RETURN(rep.jobs, ParseJobs(r, doc));
   PRISM_ASSIGN_OR_RETURN(rep.pairs, ParsePairs(r, doc, /*job_required=*/false));
+  // `analyze` writes per-step timelines only when asked: say how to get them, not just that the
+  // key is missing.
+  if (doc.contains("timeline_summaries") && !doc.contains("timelines")) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "{}: has timeline summaries but no per-step timelines: write the report "
+                     "with `llmprism analyze --timelines`",
+                     name);
+  }
   PRISM_ASSIGN_OR_RETURN(rep.timelines, ParseTimelines(r, doc, /*job_required=*/false));
   PRISM_ASSIGN_OR_RETURN(rep.findings, ParseFindings(r, doc));
   return rep;

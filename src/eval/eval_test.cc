@@ -581,6 +581,14 @@ TEST(EvalTest, MissingKeysAreNamed) {
   report.erase("findings");
   EXPECT_EQ(ErrorOf(Truth(), report), "report: missing key 'findings'");
 
+  // A report written without --timelines says how to get the steps.
+  report = PerfectReport();
+  report["timeline_summaries"] = json::array();
+  report.erase("timelines");
+  EXPECT_EQ(ErrorOf(Truth(), report),
+            "report: has timeline summaries but no per-step timelines: write the report with "
+            "`llmprism analyze --timelines`");
+
   truth = Truth();
   truth["faults"] = {{{"id", "f0"}, {"kind", "straggler"}, {"cause", "gpu"}, {"start_ns", 0}}};
   EXPECT_EQ(ErrorOf(truth, PerfectReport()), "truth: faults[0]: missing key 'end_ns'");

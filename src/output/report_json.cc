@@ -1,5 +1,6 @@
 #include "output/report_json.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,25 @@ json TimelineJson(const ReportTimeline& t, const ReportJsonOptions& options) {
           {"steps", std::move(steps)}};
 }
 
+// One (GPU, job) timeline in a line: its step count, span and median step (the upper median of
+// an even count, in seconds; 0 without steps).
+json TimelineSummaryJson(const ReportTimeline& t, std::vector<int64_t>* durations) {
+  durations->clear();
+  for (const auto& s : t.steps) durations->push_back(s.end_ns - s.start_ns);
+  double median_s = 0;
+  if (!durations->empty()) {
+    auto mid = durations->begin() + static_cast<ptrdiff_t>(durations->size() / 2);
+    std::nth_element(durations->begin(), mid, durations->end());
+    median_s = static_cast<double>(*mid) / 1e9;
+  }
+  return {{"gpu", t.gpu.ToString()},
+          {"job", JobRef(t.job)},
+          {"stage", t.stage},
+          {"steps", t.steps.size()},
+          {"start_ns", t.steps.empty() ? 0 : t.steps.front().start_ns},
+          {"end_ns", t.steps.empty() ? 0 : t.steps.back().end_ns},
+          {"median_step_s", median_s}};
+}
 
 json CountersJson(const ReportCounters& c) {
   json servers = json::array();
@@ -197,8 +217,14 @@ json BuildReportJson(const Report& report, const ReportJsonOptions& options) {
   doc["pairs"] = std::move(pairs);
 
   json timelines = json::array();
-  for (const auto& t : report.timelines) timelines.push_back(TimelineJson(t, options));
-  doc["timelines"] = std::move(timelines);
+  if (options.timelines) {
+    for (const auto& t : report.timelines) timelines.push_back(TimelineJson(t, options));
+    doc["timelines"] = std::move(timelines);
+  } else {
+    std::vector<int64_t> durations;
+    for (const auto& t : report.timelines) timelines.push_back(TimelineSummaryJson(t, &durations));
+    doc["timeline_summaries"] = std::move(timelines);
+  }
 
   json findings = json::array();
   for (const auto& f : report.findings) findings.push_back(FindingJson(f));

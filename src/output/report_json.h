@@ -20,6 +20,11 @@ struct ReportJsonOptions {
   // Per-step PP events ("pp_events") multiply a report's size by ~10 on deep pipelines; off unless
   // asked for (`llmprism analyze --pp-events`).
   bool pp_events = false;
+  // Every GPU's steps ("timelines", ~80% of a report's bytes at 10,000 GPUs). Without them the
+  // report holds one line per (GPU, job) instead ("timeline_summaries": steps, span, median step).
+  // `llmprism analyze` writes them only when asked (--timelines, or an output built from them);
+  // the service's report always has them.
+  bool timelines = true;
 };
 
 nlohmann::json BuildReportJson(const Report& report, const ReportJsonOptions& options = {});

@@ -147,6 +147,29 @@ TEST(ReportJson, HasTheSchemaKeysWithGpusByAddress) {
   EXPECT_EQ(doc["sources"][0]["path"], "flows.csv");
 }
 
+TEST(ReportJson, WithoutTimelinesHasOneSummaryPerGpu) {
+  const json full = BuildReportJson(OneWindowReport());
+  const json doc = BuildReportJson(OneWindowReport(), {.timelines = false});
+  EXPECT_FALSE(doc.contains("timelines"));
+  EXPECT_FALSE(full.contains("timeline_summaries"));
+  const json& s = doc["timeline_summaries"];
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0], (json{{"gpu", "10.0.0.10"}, {"job", "job0"}, {"stage", 0}, {"steps", 4},
+                        {"start_ns", kT0}, {"end_ns", kT0 + 4 * kSec}, {"median_step_s", 1.0}}));
+  // Steps of 1, 1 and 2 s.
+  EXPECT_EQ(s[1]["gpu"], "10.0.1.1");
+  EXPECT_EQ(s[1]["stage"], 1);
+  EXPECT_EQ(s[1]["steps"], 3);
+  EXPECT_EQ(s[1]["end_ns"], kT0 + 4 * kSec);
+  EXPECT_DOUBLE_EQ(s[1]["median_step_s"].get<double>(), 1.0);
+  // Everything else is as in the full report.
+  json rest = full;
+  rest.erase("timelines");
+  json rest_without = doc;
+  rest_without.erase("timeline_summaries");
+  EXPECT_EQ(rest, rest_without);
+}
+
 TEST(ReportJson, SameContentGivesSameBytesWhateverTheEndpointIds) {
   auto render = [](const std::vector<std::string>& order) {
     TestWindow w(kT0, kT0 + 60 * kSec, order);

@@ -30,14 +30,14 @@ PY
 first_start=$(/usr/bin/python3 -c 'import csv,sys; print(min(int(r["start_ns"]) for r in csv.DictReader(open(sys.argv[1]))))' "$clean")
 
 # The clean file's report, to compare with.
-"$bin" analyze "$clean" --topology "$dir/sim/topology.csv" --report "$dir/clean.json" \
+"$bin" analyze "$clean" --topology "$dir/sim/topology.csv" --report "$dir/clean.json" --timelines \
   > /dev/null 2> "$dir/clean.err" || fail "analyze of the clean file: $(cat "$dir/clean.err")"
 
 # The same rows and one more: start_ns -5, ending with the others (about 56 years).
 with_record "$dir/years.csv" -5 $((first_start + 1000000)) || fail "writing years.csv"
 # bounded: 1 GB of address space, 120 s (the record once made the bandwidth rule bin its span)
 ( ulimit -v 1048576; timeout 120 "$bin" analyze "$dir/years.csv" \
-    --topology "$dir/sim/topology.csv" --report "$dir/years.json" > "$dir/years.txt" \
+    --topology "$dir/sim/topology.csv" --report "$dir/years.json" --timelines > "$dir/years.txt" \
     2> "$dir/years.err" )
 rc=$?
 [[ $rc == 1 ]] || fail "analyze of years.csv exited $rc, want 1 (records skipped): $(cat "$dir/years.err")"

@@ -13,20 +13,23 @@ for f in flows.ipfix flows.csv topology.csv truth.json; do
 done
 
 "$bin" analyze "$dir/sim/flows.csv" --topology "$dir/sim/topology.csv" \
-  --report "$dir/report.json" > "$dir/summary.txt"
+  --report "$dir/report.json" --timelines > "$dir/summary.txt"
 grep -q "Jobs:" "$dir/summary.txt" || { echo "FAIL: no summary on stdout" >&2; exit 1; }
 if grep -q $'\x1b' "$dir/summary.txt"; then echo "FAIL: colour codes in piped output" >&2; exit 1; fi
 
 # The IPFIX copy of the same records gives the same report (format detected from content).
 "$bin" analyze "$dir/sim/flows.ipfix" --topology "$dir/sim/topology.csv" \
-  --report "$dir/report_ipfix.json" > /dev/null
+  --report "$dir/report_ipfix.json" --timelines > /dev/null
 
 "$bin" eval --truth "$dir/sim/truth.json" --report "$dir/report.json" --json > "$dir/eval.json"
 
 # Deterministic: the same input gives the same bytes, whatever the thread count.
 "$bin" analyze "$dir/sim/flows.ipfix" --topology "$dir/sim/topology.csv" --threads 2 \
-  --report "$dir/report_again.json" > /dev/null
+  --report "$dir/report_again.json" --timelines > /dev/null
 cmp "$dir/report_ipfix.json" "$dir/report_again.json" || { echo "FAIL: report not deterministic" >&2; exit 1; }
+# Without --timelines: one summary line per GPU instead of the steps, the rest the same.
+"$bin" analyze "$dir/sim/flows.ipfix" --topology "$dir/sim/topology.csv" \
+  --report "$dir/report_summary.json" > /dev/null
 
 python3 - "$dir" <<'PY'
 import json, sys
@@ -37,6 +40,13 @@ ev = json.load(open(f"{d}/eval.json"))
 for key in ("version", "window", "jobs", "pairs", "timelines", "findings", "input"):
     assert key in report, f"report lacks {key}"
 assert report["input"].get("records_read", 0) > 0, report["input"]
+summary = json.load(open(f"{d}/report_summary.json"))
+assert "timelines" not in summary and "timeline_summaries" not in ipfix, sorted(summary)
+assert {k: v for k, v in summary.items() if k != "timeline_summaries"} == \
+    {k: v for k, v in ipfix.items() if k != "timelines"}, "summary report differs beyond timelines"
+assert [(s["gpu"], s["job"], s["stage"], s["steps"]) for s in summary["timeline_summaries"]] == \
+    [(t["gpu"], t["job"], t["stage"], len(t["steps"])) for t in ipfix["timelines"]]
+assert len(summary["timeline_summaries"]) > 0
 for key in ("jobs", "pairs", "timelines", "findings"):
     assert report[key] == ipfix[key], f"csv and ipfix reports differ in {key}"
 frac = ev["jobs_exact_fraction"]

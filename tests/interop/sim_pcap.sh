@@ -16,9 +16,9 @@ for erspan in 0 2 3; do
     > "$out.sim.txt"
   [[ -s "$out/flows.pcap" ]] || { echo "FAIL: no flows.pcap (erspan $erspan)" >&2; exit 1; }
   [[ $erspan == 0 ]] && "$bin" analyze "$out/flows.csv" --topology "$out/topology.csv" \
-    --report "$dir/report_csv.json" > /dev/null
+    --report "$dir/report_csv.json" --timelines > /dev/null
   "$bin" analyze "$out/flows.pcap" --topology "$out/topology.csv" \
-    --report "$dir/report_pcap_e$erspan.json" > /dev/null
+    --report "$dir/report_pcap_e$erspan.json" --timelines > /dev/null
   rm -f "$out/flows.pcap" "$out/flows.ipfix"  # 70 MB; keep the directory small
 done
 

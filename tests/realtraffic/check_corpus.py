@@ -154,7 +154,7 @@ def main():
         report_path = os.path.join(w, "report.json")
         res = subprocess.run([args.binary, "analyze", os.path.join(d, "capture.pcap.zst"),
                               "--topology", os.path.join(d, "topology.csv"), "--report",
-                              report_path], capture_output=True, text=True)
+                              report_path, "--timelines"], capture_output=True, text=True)
         if res.returncode != 0:
             fail(v, f"analyze exited {res.returncode}: {res.stderr.strip()[-400:]}")
         report = json.load(open(report_path))

@@ -110,7 +110,7 @@ TRANSFORMS = {
 
 
 def analyze(binary, inputs, topology, report, extra=()):
-    cmd = [binary, "analyze", *inputs, "--topology", topology, "--report", report, *extra]
+    cmd = [binary, "analyze", *inputs, "--topology", topology, "--report", report, "--timelines", *extra]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr[-2000:]}")

@@ -50,7 +50,7 @@ PY
 window=120  # a whole multiple of the step, longer than the scenario: one window
 
 "$bin" analyze "$work/flows.csv" --topology "$work/sim/topology.csv" --window $window \
-  --report "$work/analyze.json" >/dev/null
+  --report "$work/analyze.json" --timelines >/dev/null
 
 "$bin" serve --watch "$work/watch" --http 127.0.0.1:0 --window $window --step $step \
   --idle-flush 1 --topology "$work/sim/topology.csv" --ready-file "$work/ready.json" \

@@ -31,7 +31,7 @@ for c in "${cases[@]}"; do
   # Relative input paths: the report names its sources as given.
   rc=0
   (cd "$out" && "$llmprism" analyze flows.ipfix --topology topology.csv "${analyze_args[@]}" \
-       --report report.json > analyze.log 2>&1) || rc=$?
+       --report report.json --timelines > analyze.log 2>&1) || rc=$?
   if [[ $rc -ne 0 ]]; then
     echo "golden $c: analyze exited $rc" >&2
     cat "$out/analyze.log" >&2
