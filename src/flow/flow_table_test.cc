@@ -156,6 +156,62 @@ TEST(FlowTableSort, TwoThreadsGiveTheSameTable) {
   ExpectRows(Rows(two), want);
 }
 
+// Starts over a minute, most rows in a few 20 us bursts (so some time buckets hold tens of
+// thousands of rows and most a handful), with ties: the order is the reference one at 1 and 2
+// threads.
+TEST(FlowTableSort, BurstyStartsInCrowdedAndSparseBuckets) {
+  auto make = [] {
+    std::mt19937_64 rng(31);
+    FlowTable t;
+    for (uint64_t i = 0; i < 150'000; ++i) {
+      FlowRecord r;
+      r.src = IpAddr::FromV4(0x0A000000u + static_cast<uint32_t>(rng() % 40));
+      r.dst = IpAddr::FromV4(0x0A000000u + static_cast<uint32_t>(rng() % 40));
+      const int64_t burst = static_cast<int64_t>(rng() % 4) * 15'000'000'000;
+      r.start_ns = 1'700'000'000'000'000'000 +
+                   (rng() % 10 < 8 ? burst + static_cast<int64_t>(rng() % 20'000)
+                                   : static_cast<int64_t>(rng() % 60'000'000'000));
+      r.end_ns = r.start_ns + static_cast<int64_t>(rng() % 3);
+      r.bytes = i;
+      r.qp = static_cast<uint32_t>(i * 3);
+      r.point = static_cast<PointId>(i % 4);
+      t.OnRecord(r);
+    }
+    return t;
+  };
+  FlowTable one = make(), two = make();
+  const std::vector<Row> want = ReferenceOrder(Rows(one));
+  one.SortByStart(1);
+  two.SortByStart(2);
+  ExpectRows(Rows(one), want);
+  ExpectRows(Rows(two), want);
+}
+
+// What collectors deliver: each exporter's records nearly in start order (jittered by up to a
+// millisecond), the exporters' streams interleaved.
+TEST(FlowTableSort, InterleavedNearlySortedStreams) {
+  std::mt19937_64 rng(41);
+  FlowTable t;
+  constexpr int kStreams = 7;
+  int64_t clock[kStreams] = {};
+  for (uint64_t i = 0; i < 120'000; ++i) {
+    const int s = static_cast<int>(rng() % kStreams);
+    clock[s] += static_cast<int64_t>(rng() % 3'000'000);
+    FlowRecord r;
+    r.src = IpAddr::FromV4(0x0A000000u + static_cast<uint32_t>(s));
+    r.dst = IpAddr::FromV4(0x0A000100u + static_cast<uint32_t>(rng() % 16));
+    r.start_ns = 1'000'000'000 + clock[s] - static_cast<int64_t>(rng() % 1'000'000);
+    r.end_ns = r.start_ns + 5'000;
+    r.bytes = i;
+    r.point = static_cast<PointId>(s);
+    t.OnRecord(r);
+  }
+  ASSERT_FALSE(std::is_sorted(t.start_ns().begin(), t.start_ns().end()));
+  const std::vector<Row> want = ReferenceOrder(Rows(t));
+  t.SortByStart(2);
+  ExpectRows(Rows(t), want);
+}
+
 // A window cut from a sorted table re-interns its endpoints in row order, so ties on (start, end)
 // are ordered by the new ids: the cut is sorted by its own ids, as if loaded and sorted anew.
 TEST(FlowTableSort, CopyAndKeepRowsAreSortedByTheirOwnIds) {
