@@ -42,6 +42,7 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   uint64_t pair_transfers = 0;
   for (const PairTransfers& t : transfers) pair_transfers += t.transfers.size();
   timer.Lap("classify_pairs", pair_transfers);
+  UnlabelSporadicPairs(&results.pairs, options.pairs.min_step_share);
   RefinePairs(&results.pairs, flows.endpoints().size());
   std::vector<int> tp_of_job(results.jobs.size());
   auto infer_tp = [&] {

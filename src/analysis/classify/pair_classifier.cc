@@ -194,6 +194,28 @@ Pair ClassifyPair(const GpuPair& gpus, const PairTransfers& pt,
   return pair;
 }
 
+size_t UnlabelSporadicPairs(std::vector<Pair>* pairs, double min_step_share) {
+  std::map<int, std::vector<uint32_t>> steps_of_job;
+  for (const Pair& p : *pairs)
+    if (p.job >= 0 && p.label != PairLabel::kUnknown) steps_of_job[p.job].push_back(p.evidence.steps);
+  std::map<int, double> typical;
+  for (auto& [job, steps] : steps_of_job) {
+    if (steps.size() < 3) continue;
+    std::nth_element(steps.begin(), steps.begin() + long(steps.size() / 2), steps.end());
+    typical[job] = steps[steps.size() / 2];
+  }
+  size_t changed = 0;
+  for (Pair& p : *pairs) {
+    const auto it = typical.find(p.job);
+    if (it == typical.end() || p.label == PairLabel::kUnknown) continue;
+    if (double(p.evidence.steps) >= min_step_share * it->second) continue;
+    p.label = PairLabel::kUnknown;
+    p.evidence.rule = "sporadic";
+    ++changed;
+  }
+  return changed;
+}
+
 size_t RefinePairs(std::vector<Pair>* pairs, size_t num_endpoints) {
   size_t changed = 0;
   // DP groups are transitive. A pair with balanced data both ways keeps its label: that is what a

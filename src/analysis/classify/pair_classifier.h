@@ -43,6 +43,11 @@ struct PairClassifierOptions {
   double max_unordered_share = 0.3;
   double min_both_way_share = 0.75;
   double max_own_irregularity = 1.3;
+  // A pair with data in fewer steps than this share of its job's typical pair (the median of its
+  // pairs' step counts) is not part of the job's step traffic: a setup broadcast between two GPUs
+  // of a DP group that never talk again, an evaluation's one exchange. It is left unlabelled
+  // (rule "sporadic") rather than made a DP or PP edge of the layout.
+  double min_step_share = 0.1;
   uint32_t min_steps_for_unordered = 10;
   // Collective: at least this share of the transfers start together with one of the other
   // direction, within `align_ns` (posting jitter and clock skew, well below a compute op).
@@ -75,5 +80,9 @@ Pair ClassifyPair(const GpuPair& pair, const PairTransfers& transfers,
 
 // Applies the structural refinements above; returns how many labels changed.
 size_t RefinePairs(std::vector<Pair>* pairs, size_t num_endpoints);
+
+// Unlabels the pairs with data in fewer steps than `min_step_share` of their job's median pair
+// (jobs of at least three labelled pairs); returns how many.
+size_t UnlabelSporadicPairs(std::vector<Pair>* pairs, double min_step_share);
 
 }  // namespace prism::analysis

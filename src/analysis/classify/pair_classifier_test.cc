@@ -195,6 +195,30 @@ TEST(PairClassifier, TransitivityRelabelsOnlyUnbalancedPairs) {
   EXPECT_EQ(pairs[3].label, PairLabel::kPp);  // balanced: stays a pipeline pair
 }
 
+TEST(PairClassifier, SporadicPairsAreLeftUnlabelled) {
+  // A ring of four with ~60 steps per edge, and the setup broadcast's two pairs with 3 steps.
+  std::vector<Pair> pairs;
+  auto add = [&](EndpointId a, EndpointId b, int job, PairLabel label, uint32_t steps) {
+    Pair p{a, b, job, label, {}};
+    p.evidence.steps = steps;
+    p.evidence.rule = "one-way-data";
+    pairs.push_back(p);
+  };
+  add(0, 1, 0, PairLabel::kDp, 60);
+  add(1, 2, 0, PairLabel::kDp, 59);
+  add(2, 3, 0, PairLabel::kDp, 61);
+  add(0, 3, 0, PairLabel::kDp, 60);
+  add(0, 2, 0, PairLabel::kPp, 3);
+  add(1, 3, 0, PairLabel::kDp, 3);
+  add(4, 5, 1, PairLabel::kPp, 2);  // a job of one pair: nothing to compare with
+  EXPECT_EQ(UnlabelSporadicPairs(&pairs, 0.1), 2u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_NE(pairs[i].label, PairLabel::kUnknown);
+  EXPECT_EQ(pairs[4].label, PairLabel::kUnknown);
+  EXPECT_EQ(pairs[4].evidence.rule, "sporadic");
+  EXPECT_EQ(pairs[5].label, PairLabel::kUnknown);
+  EXPECT_EQ(pairs[6].label, PairLabel::kPp);
+}
+
 TEST(PairClassifier, CountDistinctSizesWithTolerance) {
   EXPECT_EQ(CountDistinctSizes({}, 0.01), 0u);
   EXPECT_EQ(CountDistinctSizes({1000, 1005, 1009}, 0.01), 1u);
