@@ -53,12 +53,17 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   };
   // Tensor-parallel pairs first: left among the DP pairs they would join TP groups to DP groups
   // and spoil the steps the next pass measures against (classify/tensor_parallel.h).
-  if (LabelTensorParallelPairs(&results.pairs, transfers, options.tensor_parallel) > 0)
+  std::vector<DenserThanPipeline> denser;
+  if (LabelTensorParallelPairs(&results.pairs, transfers, options.tensor_parallel, &denser) > 0)
     RefinePairs(&results.pairs, flows.endpoints().size());
   infer_tp();
   // Two-way pairs again, within the steps of the DP groups found so far (classify/step_order.h).
   if (RefineByStepOrder(&results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
                         options.timelines.steps, options.step_order, options.threads) > 0) {
+    RefinePairs(&results.pairs, flows.endpoints().size());
+    infer_tp();
+  }
+  if (RevertUnwitnessedDenserPairs(&results.pairs, denser) > 0) {
     RefinePairs(&results.pairs, flows.endpoints().size());
     infer_tp();
   }

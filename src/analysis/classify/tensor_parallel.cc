@@ -19,7 +19,8 @@ double InterleavedShare(const std::vector<Transfer>& collective,
 
 size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
                                 const std::vector<PairTransfers>& transfers,
-                                const TensorParallelOptions& options) {
+                                const TensorParallelOptions& options,
+                                std::vector<DenserThanPipeline>* denser_pairs) {
   // Pipeline pairs by GPU.
   std::unordered_map<EndpointId, std::vector<size_t>> pipeline_of;
   for (size_t i = 0; i < pairs->size(); ++i) {
@@ -47,7 +48,7 @@ size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
       }
       if (best >= options.min_interleaved_share) tp.emplace_back(i, "interleaved-with-pipeline");
     } else if (c.label == PairLabel::kPp) {
-      bool denser = false;
+      std::vector<size_t> witnesses;
       for (EndpointId g : {c.a, c.b}) {
         auto it = pipeline_of.find(g);
         if (it == pipeline_of.end()) continue;
@@ -57,10 +58,13 @@ size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
           if (double(n) >= options.min_count_ratio * sparse &&
               InterleavedShare(transfers[i].transfers, transfers[p].transfers) >=
                   options.min_dense_interleaved_share)
-            denser = true;
+            witnesses.push_back(p);
         }
       }
-      if (denser) tp.emplace_back(i, "denser-than-pipeline");
+      if (witnesses.empty()) continue;
+      tp.emplace_back(i, "denser-than-pipeline");
+      if (denser_pairs != nullptr)
+        denser_pairs->push_back({i, std::move(witnesses), c.evidence.rule});
     }
   }
   for (const auto& [i, rule] : tp) {
@@ -68,6 +72,23 @@ size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
     (*pairs)[i].evidence.rule = rule;
   }
   return tp.size();
+}
+
+size_t RevertUnwitnessedDenserPairs(std::vector<Pair>* pairs,
+                                    const std::vector<DenserThanPipeline>& denser) {
+  size_t reverted = 0;
+  for (const DenserThanPipeline& d : denser) {
+    Pair& p = (*pairs)[d.pair];
+    if (p.label != PairLabel::kTp) continue;
+    const bool witnessed = std::any_of(d.witnesses.begin(), d.witnesses.end(), [&](size_t w) {
+      return (*pairs)[w].label != PairLabel::kDp;
+    });
+    if (witnessed) continue;
+    p.label = PairLabel::kPp;
+    p.evidence.rule = d.previous_rule;
+    ++reverted;
+  }
+  return reverted;
 }
 
 }  // namespace prism::analysis

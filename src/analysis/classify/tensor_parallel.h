@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "analysis/analysis_results.h"
@@ -45,11 +46,30 @@ struct TensorParallelOptions {
 double InterleavedShare(const std::vector<Transfer>& collective,
                         const std::vector<Transfer>& pipeline);
 
+// A pair labelled TP for being denser than a pipeline pair, with the pairs it was denser than
+// (its witnesses) and the rule that had labelled it PP.
+struct DenserThanPipeline {
+  size_t pair = 0;
+  std::vector<size_t> witnesses;
+  std::string previous_rule;
+};
+
 // Relabels DP pairs interleaved with a pipeline pair of one of their GPUs as TP (rule
 // "interleaved-with-pipeline"), and PP pairs interleaved with a pipeline pair of one of their GPUs
-// that has min_count_ratio times fewer transfers (rule "denser-than-pipeline"); returns how many.
+// that has min_count_ratio times fewer transfers (rule "denser-than-pipeline", listed in `denser`
+// when given); returns how many.
 size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
                                 const std::vector<PairTransfers>& transfers,
-                                const TensorParallelOptions& options);
+                                const TensorParallelOptions& options,
+                                std::vector<DenserThanPipeline>* denser = nullptr);
+
+// The witnesses of denser-than-pipeline are pairs labelled PP before the step-order pass, which
+// also turns DP pairs misread as pipeline pairs back into DP (a DP pair of a pipeline job sends
+// both ways in bursts that alternate). A pair denser only than such pairs is a pipeline pair
+// after all — under 1-in-10 packet sampling a pipeline pair's flowlets outnumber a DP pair's
+// twofold by chance. Relabels each denser pair all of whose witnesses are now DP back to PP (its
+// previous rule); returns how many.
+size_t RevertUnwitnessedDenserPairs(std::vector<Pair>* pairs,
+                                    const std::vector<DenserThanPipeline>& denser);
 
 }  // namespace prism::analysis

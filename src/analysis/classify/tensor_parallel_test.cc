@@ -42,10 +42,16 @@ PairTransfers TensorParallel() {
 TEST(TensorParallel, DenseAlternatingPairInterleavedWithThePipelineIsTp) {
   std::vector<Pair> pairs{MakePair(0, 1, PairLabel::kPp), MakePair(0, 2, PairLabel::kPp)};
   std::vector<PairTransfers> transfers{TensorParallel(), Pipeline()};
-  EXPECT_EQ(LabelTensorParallelPairs(&pairs, transfers, {}), 1u);
+  pairs[0].evidence.rule = "alternating-directions";
+  std::vector<DenserThanPipeline> denser;
+  EXPECT_EQ(LabelTensorParallelPairs(&pairs, transfers, {}, &denser), 1u);
   EXPECT_EQ(pairs[0].label, PairLabel::kTp);
   EXPECT_EQ(pairs[0].evidence.rule, "denser-than-pipeline");
   EXPECT_EQ(pairs[1].label, PairLabel::kPp);
+  ASSERT_EQ(denser.size(), 1u);
+  EXPECT_EQ(denser[0].pair, 0u);
+  EXPECT_EQ(denser[0].witnesses, std::vector<size_t>{1});
+  EXPECT_EQ(denser[0].previous_rule, "alternating-directions");
 }
 
 // A middle stage alternates between its two neighbours: interleaved, but as many transfers each.
@@ -69,6 +75,18 @@ TEST(TensorParallel, OncePerStepCollectiveStaysDp) {
   std::vector<PairTransfers> transfers{dp, Pipeline()};
   EXPECT_EQ(LabelTensorParallelPairs(&pairs, transfers, {}), 0u);
   EXPECT_EQ(pairs[0].label, PairLabel::kDp);
+}
+
+// Denser only than pairs the step-order pass found to be DP: a pipeline pair after all.
+TEST(TensorParallel, DenserPairsNeedAWitnessThatStaysAPipelinePair) {
+  std::vector<Pair> pairs{MakePair(0, 1, PairLabel::kTp), MakePair(1, 2, PairLabel::kDp),
+                          MakePair(0, 3, PairLabel::kTp), MakePair(3, 4, PairLabel::kPp)};
+  std::vector<DenserThanPipeline> denser{{0, {1}, "alternating-directions"},
+                                         {2, {1, 3}, "alternating-directions"}};
+  EXPECT_EQ(RevertUnwitnessedDenserPairs(&pairs, denser), 1u);
+  EXPECT_EQ(pairs[0].label, PairLabel::kPp);
+  EXPECT_EQ(pairs[0].evidence.rule, "alternating-directions");
+  EXPECT_EQ(pairs[2].label, PairLabel::kTp);  // pair 3 is still a pipeline pair
 }
 
 }  // namespace
