@@ -88,7 +88,7 @@ Status WriteChromeTrace(const Report& report, std::ostream* out, const ChromeTra
       origin_ns, any_sampled ? "true" : "false");
   out->write(head.data(), static_cast<std::streamsize>(head.size()));
 
-  Writer w{out, origin_ns};
+  Writer w{out, origin_ns, true, {}};
   w.Event(R"({"ph":"M","pid":0,"tid":0,"name":"process_name","args":{"name":"cluster"}})");
   w.Event(R"({"ph":"M","pid":0,"tid":0,"name":"process_sort_index","args":{"sort_index":0}})");
 

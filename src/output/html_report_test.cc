@@ -66,7 +66,12 @@ Report CountersReport() {
   r.start_ns = kT0;
   r.end_ns = kT0 + 60 * kS;
   r.window_s = 60;
-  r.windows.push_back({r.start_ns, r.end_ns, r.start_ns, r.end_ns, 120, 1, 1});
+  ReportWindow window;
+  window.start_ns = window.records_start_ns = r.start_ns;
+  window.end_ns = window.records_end_ns = r.end_ns;
+  window.records = 120;
+  window.jobs = window.findings = 1;
+  r.windows.push_back(window);
   ReportJob job;
   job.id = "job0";
   job.gpus = {*IpAddr::Parse("10.0.0.1"), *IpAddr::Parse("10.0.0.2")};

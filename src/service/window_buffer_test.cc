@@ -194,7 +194,9 @@ TEST(WindowBuffer, BudgetShortensWindowsInsteadOfDropping) {
     shortened += x.shortened() ? 1 : 0;
     EXPECT_EQ(x.end_ns - x.nominal_start_ns, 60 * kS);
     EXPECT_GE(x.end_ns - x.start_ns, 10 * kS);  // at least one step
-    if (i > 0) EXPECT_TRUE(x.shortened()) << x.start_ns / kS << "-" << x.end_ns / kS;
+    if (i > 0) {
+      EXPECT_TRUE(x.shortened()) << x.start_ns / kS << "-" << x.end_ns / kS;
+    }
   }
   EXPECT_GT(shortened, 0u);
   EXPECT_EQ(c.windows_shortened(), shortened);
