@@ -20,6 +20,7 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(record_bad_duration,     kDataLoss, "records skipped: ending before they start, or lasting longer than the longest plausible record (--max-record-s)") \
   F(topology_bad_row,        kDataLoss, "topology rows skipped: unparsable")                    \
   F(topology_duplicate_ip,   kDataLoss, "topology rows skipped: IP listed twice")               \
+  F(jobs_map_bad_line,       kDataLoss, "--jobs-map lines skipped: neither host_or_ip,job_id,user,name nor JOBID|USER|NAME|NODELIST, or a bad host list") \
   F(ipfix_bad_message,       kDataLoss, "IPFIX messages skipped: bad header or length")         \
   F(ipfix_bad_set,           kDataLoss, "IPFIX sets skipped: bad length")                       \
   F(ipfix_unknown_template,  kDataLoss, "IPFIX data sets skipped: no template seen for the id") \
