@@ -43,9 +43,11 @@
 #include "diagnosis/diagnose.h"
 #include "flow/flow_table.h"
 #include "io/input_kind.h"
+#include "io/jobs_map.h"
 #include "io/topology_csv.h"
 #include "output/chrome_trace.h"
 #include "output/html_report.h"
+#include "output/scheduler_jobs.h"
 #include "output/report.h"
 #include "output/report_json.h"
 #include "output/text_summary.h"
@@ -63,6 +65,7 @@ using prism::StatusOr;
 struct AnalyzeArgs {
   std::vector<std::string> inputs;
   std::string topology;
+  std::string jobs_map;  // --jobs-map: scheduler jobs (io/jobs_map.h)
   double window_s = 60;
   std::string report;
   double k = 3;
@@ -313,6 +316,12 @@ int RunAnalyze(const AnalyzeArgs& args) {
     topology = std::move(*topo);
   }
   const prism::Topology* topo = topology ? &*topology : nullptr;
+  std::optional<prism::io::JobsMap> jobs_map;
+  if (!args.jobs_map.empty()) {
+    auto m = prism::io::ReadJobsMap(args.jobs_map, &stats);
+    if (!m) return fail(m.error());
+    jobs_map = std::move(*m);
+  }
 
   std::vector<prism::analysis::StageTime> laps;
   prism::analysis::StageTimer timer(args.timings ? &laps : nullptr);
@@ -391,6 +400,15 @@ int RunAnalyze(const AnalyzeArgs& args) {
   builder.SetInputStats(stats);
   prism::output::Report report = builder.Build();
   timer.Lap("report_build", total_records);
+  if (jobs_map) {
+    const prism::output::SchedulerMatch m = prism::output::ApplySchedulerJobs(*jobs_map, &report);
+    fmt::print(stderr,
+               "llmprism analyze: --jobs-map {}: {} scheduler jobs from {} lines ({} bad lines "
+               "skipped, {} pending jobs); {} of {} recognised jobs named, {} scheduler_mismatch "
+               "findings\n",
+               args.jobs_map, jobs_map->jobs.size(), jobs_map->lines, jobs_map->bad_lines,
+               jobs_map->pending_lines, m.jobs_named, report.jobs.size(), m.mismatches);
+  }
 
   if (!args.report.empty()) {
     std::ofstream out(args.report, std::ios::binary | std::ios::trunc);
@@ -462,6 +480,10 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
                   "detected from the content; .zst is fine)");
   AddCaptureOptions(cmd, &args->capture);
   AddRecordOptions(cmd, &args->record, "is counted as record_bad_duration and skipped");
+  cmd->add_option("--jobs-map", args->jobs_map,
+                  "Scheduler jobs: CSV host_or_ip,job_id,user,name and/or squeue -o "
+                  "\"%i|%u|%j|%N\" lines; names jobs and findings, flags scheduler_mismatch "
+                  "(docs/design.md, Scheduler jobs)");
   cmd->add_option("--topology", args->topology,
                   "Topology CSV: ip,host,gpu,leaf[,kind]; for port counters switch,port,server[,nic_ip,nic]");
   AddCountersOptions(cmd, &args->counters);

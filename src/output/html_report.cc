@@ -33,11 +33,18 @@ std::string HostOf(const ReportJob& job, const IpAddr& gpu) {
   return it != job.host_of.end() ? it->second : gpu.ToString();
 }
 
+// The scheduler job (--jobs-map) as the page shows it; null without one.
+json SchedulerJson(const SchedulerRef& s) {
+  if (s.empty()) return nullptr;
+  return {{"job_id", s.job_id}, {"user", s.user}, {"name", s.name}};
+}
+
 json FindingJson(const ReportFinding& f, size_t index, int64_t origin_ns) {
   json gpus = json::array();
   for (size_t i = 0; i < f.gpus.size() && i < kMaxFindingGpus; ++i) gpus.push_back(f.gpus[i].ToString());
   return {{"id", fmt::format("f{}", index)},
           {"kind", f.kind},
+          {"scheduler", SchedulerJson(f.scheduler)},
           {"severity", diagnosis::SeverityName(f.severity)},
           {"job", f.job},
           {"gpus", gpus},
@@ -140,6 +147,7 @@ json JobJson(const Report& report, const ReportJob& job, const HtmlReportOptions
   }
 
   return {{"id", job.id},
+          {"scheduler", SchedulerJson(job.scheduler)},
           {"gpus", job.gpus.size()},
           {"hosts", job.hosts.size()},
           {"dp", l.dp},

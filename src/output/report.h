@@ -59,6 +59,13 @@ struct StepTimeSummary {
   size_t steps = 0;
 };
 
+// The scheduler job (--jobs-map, io/jobs_map.h) a recognised job runs as; empty id: none known.
+struct SchedulerRef {
+  std::string job_id, user, name;
+  bool empty() const { return job_id.empty(); }
+  bool operator==(const SchedulerRef&) const = default;
+};
+
 struct ReportJob {
   std::string id;
   std::vector<IpAddr> gpus;             // address order
@@ -67,6 +74,7 @@ struct ReportJob {
   ReportLayout layout;
   StepTimeSummary step_time;
   size_t windows = 0;  // analysis windows the job was recognised in
+  SchedulerRef scheduler;  // with --jobs-map: the scheduler job holding most of its GPUs
 };
 
 struct ReportPair {
@@ -96,6 +104,7 @@ struct ReportFinding {
   int units = 0;
   diagnosis::Cause cause = diagnosis::Cause::kUnknown;
   std::string summary;
+  SchedulerRef scheduler;  // with --jobs-map: its job's scheduler job (output/scheduler_jobs.h)
 };
 
 struct ReportWindow {

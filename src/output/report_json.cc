@@ -18,10 +18,15 @@ json IpList(const std::vector<IpAddr>& ips) {
 // An empty job id means "no job": JSON null, which readers treat like an absent key.
 json JobRef(const std::string& id) { return id.empty() ? json(nullptr) : json(id); }
 
+// With --jobs-map only (absent otherwise, so reports without a map are unchanged).
+json SchedulerJson(const SchedulerRef& s) {
+  return {{"job_id", s.job_id}, {"user", s.user}, {"name", s.name}};
+}
+
 json JobJson(const ReportJob& job) {
   json stages = json::array();
   for (const auto& stage : job.layout.stages) stages.push_back(IpList(stage));
-  return {
+  json j = {
       {"id", job.id},
       {"gpus", IpList(job.gpus)},
       {"hosts", job.hosts},
@@ -38,6 +43,8 @@ json JobJson(const ReportJob& job) {
         {"steps", job.step_time.steps}}},
       {"windows", job.windows},
   };
+  if (!job.scheduler.empty()) j["scheduler"] = SchedulerJson(job.scheduler);
+  return j;
 }
 
 json PairJson(const ReportPair& p) {
@@ -155,7 +162,7 @@ json CountersJson(const ReportCounters& c) {
 }  // namespace
 
 nlohmann::json FindingJson(const ReportFinding& f) {
-  return nlohmann::json{
+  nlohmann::json j{
       {"kind", f.kind},
       {"severity", diagnosis::SeverityName(f.severity)},
       {"job", JobRef(f.job)},
@@ -172,6 +179,8 @@ nlohmann::json FindingJson(const ReportFinding& f) {
       {"cause", diagnosis::CauseName(f.cause)},
       {"summary", f.summary},
   };
+  if (!f.scheduler.empty()) j["scheduler"] = SchedulerJson(f.scheduler);
+  return j;
 }
 
 json BuildReportJson(const Report& report, const ReportJsonOptions& options) {

@@ -87,7 +87,7 @@
       const worst = fs.length ? fs.reduce((a, f) => (SEV_ORDER[f.severity] < SEV_ORDER[a.severity] ? f : a)) : null;
       const tr = j.trend.known ? `${j.trend.slope_pct_per_min >= 0 ? '+' : ''}${j.trend.slope_pct_per_min.toFixed(1)}%/min` : '—';
       return el('tr', {},
-        el('td', {}, el('a', {href: '#job-' + j.id, text: j.id})),
+        el('td', {}, el('a', {href: '#job-' + j.id, text: j.id}), schedulerNote(j.scheduler)),
         el('td', {class: 'r', text: fmtN(j.gpus)}), el('td', {class: 'r', text: fmtN(j.hosts)}),
         el('td', {text: layoutText(j)}),
         el('td', {class: 'r', text: j.step.steps ? fmtS(j.step.median_s) : '—'}),
@@ -103,6 +103,12 @@
         el('tbody', {}, ...rows)));
   }
 
+  // The scheduler job (--jobs-map) under a job id: "slurm 7001 · alice · llama".
+  function schedulerNote(s) {
+    if (!s) return '';
+    return el('div', {class: 'dim small scheduler', text: ['scheduler ' + s.job_id, s.user, s.name].filter((x) => x).join(' · ')});
+  }
+
   // ---------- findings ----------
   function findingsSection() {
     // Long tails of info findings bury the jobs: list 12 at most until asked.
@@ -116,7 +122,7 @@
       return el('tr', {id: 'finding-' + f.id, class: 'finding' + (hide ? ' more' : ''), 'data-kind': f.kind, 'data-job': f.job},
         el('td', {}, sevBadge(f.severity)),
         el('td', {}, el('b', {text: f.kind}), el('br'), el('span', {class: 'dim', text: 'cause: ' + f.cause})),
-        el('td', {text: f.job || '—'}),
+        el('td', {}, f.job || '—', schedulerNote(f.scheduler)),
         el('td', {text: who.join('; ') || '—'}),
         el('td', {}, `${f.metric} ${num(f.value)} vs ${num(f.baseline)} `, el('b', {text: change(f)}),
           el('br'), el('span', {class: 'dim', text: `${rel(f.start_s)} to ${rel(f.end_s)}, ${f.units} steps/bins`})),
