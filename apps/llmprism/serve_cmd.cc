@@ -45,6 +45,7 @@ struct ServeArgs {
   std::string http = "127.0.0.1:8080";
   std::string db;
   std::string topology;
+  std::string jobs_map;
   std::string token;
   bool token_given = false;  // --token on the command line, even empty
   std::string token_file;
@@ -94,6 +95,7 @@ int RunServe(const ServeArgs& args) {
   o.http = args.http;
   o.db = args.db;
   o.topology_path = args.topology;
+  o.jobs_map_path = args.jobs_map;
   // The token: --token-file, else --token, else $LLMPRISM_TOKEN. An empty one is refused
   // wherever it comes from: it would turn authentication off without anyone meaning it.
   const char* env_token = std::getenv("LLMPRISM_TOKEN");
@@ -280,6 +282,9 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--db", args->db, "SQLite database for durable state (jobs, steps, findings)");
   cmd->add_option("--topology", args->topology, "Topology CSV: ip,host,gpu,leaf[,kind]");
+  cmd->add_option("--jobs-map", args->jobs_map,
+                  "Scheduler jobs (as for analyze --jobs-map): on jobs, findings and alert "
+                  "labels scheduler_job and user; read once at start");
   CLI::Option* token = cmd->add_option(
       "--token", args->token,
       "Require 'Authorization: Bearer TOKEN' on the API (visible in ps: prefer --token-file or "

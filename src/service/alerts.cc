@@ -53,6 +53,12 @@ Alert BuildAlert(const StoredFinding& sf, int64_t now_wall_ns, int64_t hold_ns) 
   a.labels["kind"] = f.kind;
   a.labels["severity"] = diagnosis::SeverityName(f.severity);
   if (!f.job.empty()) a.labels["job"] = f.job;
+  // With --jobs-map: the scheduler's job and its owner, for routing to the tenant.
+  if (!f.scheduler.empty()) {
+    a.labels["scheduler_job"] = f.scheduler.job_id;
+    if (!f.scheduler.user.empty()) a.labels["user"] = f.scheduler.user;
+    if (!f.scheduler.name.empty()) a.annotations["scheduler_job_name"] = f.scheduler.name;
+  }
   if (!f.gpus.empty()) a.labels["gpu"] = JoinGpus(f.gpus);
   if (!f.hosts.empty()) a.labels["host"] = Join(f.hosts);
   // A link is named by its two ends (congested_link: leaf and spine; degraded_link: the access

@@ -175,6 +175,16 @@ TEST(AlertsTest, LinkAndSwitchLabels) {
   EXPECT_EQ(by_kind["degraded_switch"].labels.count("job"), 0u);  // no job: no label
 }
 
+TEST(AlertsTest, SchedulerJobLabels) {
+  StoredFinding f = Straggler(7);
+  EXPECT_EQ(NextAlerts({}, Window({&f}, kNow)).post.at(0).labels.count("scheduler_job"), 0u);
+  f.finding.scheduler = {"7001", "alice", "llama-pretrain"};
+  const Alert a = NextAlerts({}, Window({&f}, kNow)).post.at(0);
+  EXPECT_EQ(a.labels.at("scheduler_job"), "7001");
+  EXPECT_EQ(a.labels.at("user"), "alice");
+  EXPECT_EQ(a.annotations.at("scheduler_job_name"), "llama-pretrain");
+}
+
 TEST(AlertsTest, StartNeverAfterNow) {
   StoredFinding f = Straggler(1);
   f.finding.start_ns = kNow + 3600 * kSec;  // a record clock ahead of this machine's

@@ -42,19 +42,24 @@ diagnosis::Cause ParseCause(const std::string& s) {
 }
 
 json JobSummaryJson(const JobState& j) {
-  return json{{"id", j.id},
-              {"state", j.active ? "active" : "ended"},
-              {"gpus", j.gpus.size()},
-              {"hosts", j.hosts.size()},
-              {"layout", {{"dp", j.layout.dp}, {"pp", j.layout.pp}, {"tp", j.layout.tp},
-                          {"microbatches", j.layout.microbatches},
-                          {"consistent", j.layout.consistent}}},
-              {"step_time", {{"median_s", j.step_time.median_s}, {"p99_s", j.step_time.p99_s},
-                             {"steps", j.step_time.steps}}},
-              {"first_seen_ns", j.first_seen_ns},
-              {"last_seen_ns", j.last_seen_ns},
-              {"windows", j.windows},
-              {"step_points", j.steps.size()}};
+  json out{{"id", j.id},
+           {"state", j.active ? "active" : "ended"},
+           {"gpus", j.gpus.size()},
+           {"hosts", j.hosts.size()},
+           {"layout", {{"dp", j.layout.dp}, {"pp", j.layout.pp}, {"tp", j.layout.tp},
+                       {"microbatches", j.layout.microbatches},
+                       {"consistent", j.layout.consistent}}},
+           {"step_time", {{"median_s", j.step_time.median_s}, {"p99_s", j.step_time.p99_s},
+                          {"steps", j.step_time.steps}}},
+           {"first_seen_ns", j.first_seen_ns},
+           {"last_seen_ns", j.last_seen_ns},
+           {"windows", j.windows},
+           {"step_points", j.steps.size()}};
+  if (!j.scheduler.empty()) {  // --jobs-map
+    out["scheduler"] = {{"job_id", j.scheduler.job_id}, {"user", j.scheduler.user},
+                        {"name", j.scheduler.name}};
+  }
+  return out;
 }
 
 }  // namespace
@@ -110,6 +115,10 @@ std::optional<StoredFinding> FindingFromJson(const json& j) {
     f.units = j.value("units", 0);
     f.cause = ParseCause(j.value("cause", "unknown"));
     f.summary = j.value("summary", "");
+    if (j.contains("scheduler") && j["scheduler"].is_object()) {
+      const json& sj = j["scheduler"];
+      f.scheduler = {sj.value("job_id", ""), sj.value("user", ""), sj.value("name", "")};
+    }
     s.first_window_end_ns = j.value("first_window_end_ns", int64_t{0});
     s.last_window_end_ns = j.value("last_window_end_ns", int64_t{0});
     s.windows = j.value("windows", 0);

@@ -18,6 +18,7 @@
 #include <httplib.h>
 
 #include "ingest/ipfix/udp_collector.h"
+#include "io/jobs_map.h"
 #include "io/topology_csv.h"
 #include "pipeline/input_registry.h"
 #include "service/http_api.h"
@@ -677,7 +678,18 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
     PRISM_ASSIGN_OR_RETURN(Topology topo, io::ReadTopologyCsv(options.topology_path, &stats));
     s.topology = std::move(topo);
   }
-  s.tracker = std::make_unique<Tracker>(options.tracker, s.topology ? &*s.topology : nullptr);
+  TrackerOptions tracker_options = options.tracker;
+  if (!options.jobs_map_path.empty()) {
+    Stats stats;
+    PRISM_ASSIGN_OR_RETURN(io::JobsMap map, io::ReadJobsMap(options.jobs_map_path, &stats));
+    fmt::print(stderr,
+               "llmprism serve: --jobs-map {}: {} scheduler jobs from {} lines ({} bad lines "
+               "skipped, {} pending jobs)\n",
+               options.jobs_map_path, map.jobs.size(), map.lines, map.bad_lines,
+               map.pending_lines);
+    tracker_options.jobs_map = std::make_shared<const io::JobsMap>(std::move(map));
+  }
+  s.tracker = std::make_unique<Tracker>(tracker_options, s.topology ? &*s.topology : nullptr);
   if (!options.db.empty()) {
     PRISM_ASSIGN_OR_RETURN(s.store, Store::Open(options.db));
     PRISM_ASSIGN_OR_RETURN(LoadedState loaded, s.store->Load());

@@ -54,6 +54,7 @@ struct ServiceOptions {
   std::string db;                  // empty: no durable state
   std::string token;               // empty: no authentication
   std::string topology_path;
+  std::string jobs_map_path;        // --jobs-map (io/jobs_map.h); empty: none
   WindowBufferOptions buffer;       // max_bytes / max_window_records come from the memory plan
   TrackerOptions tracker;
   int64_t memory_limit_bytes = 0;   // 0: DefaultMemoryLimit() (service/memory_plan.h)

@@ -36,6 +36,7 @@ struct JobState {
   bool active = true;
   uint64_t windows = 0;
   std::vector<StepPoint> steps;  // by start, the most recent kMaxStepsInMemory
+  output::SchedulerRef scheduler;  // --jobs-map: latest window's (not stored in the database)
 };
 
 struct StoredFinding {

@@ -9,6 +9,7 @@
 #include "flow/flow_table.h"
 #include "output/html_report.h"
 #include "output/report.h"
+#include "output/scheduler_jobs.h"
 #include "pipeline/analyze_window.h"
 
 namespace prism::service {
@@ -368,6 +369,12 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
   for (output::ReportTimeline& t : report.timelines) ren(&t.job);
   for (output::ReportPair& p : report.pairs) ren(&p.job);
   for (output::ReportFinding& f : report.findings) ren(&f.job);
+  // Scheduler jobs by the tracker's job ids, so the scheduler_mismatch findings merge across
+  // windows like any other.
+  if (options_.jobs_map) {
+    output::ApplySchedulerJobs(*options_.jobs_map, &report);
+    for (const output::ReportJob& rj : report.jobs) jobs_[rj.id].scheduler = rj.scheduler;
+  }
 
   // Step-time series.
   for (const output::ReportJob& rj : report.jobs) {

@@ -26,6 +26,7 @@
 #include "core/name_table.h"
 #include "core/stats.h"
 #include "core/topology.h"
+#include "io/jobs_map.h"
 #include "diagnosis/diagnose.h"
 #include "output/report.h"
 #include "pipeline/analyze_window.h"
@@ -41,6 +42,8 @@ struct TrackerOptions {
   int64_t step_ns = 10'000'000'000;
   int64_t history_ns = 600'000'000'000;  // per-GPU timelines kept in memory
   pipeline::WindowOptions window;  // analysis and diagnosis options, as for `analyze`
+  // --jobs-map: scheduler jobs named on jobs and findings (output/scheduler_jobs.h); null: none.
+  std::shared_ptr<const io::JobsMap> jobs_map;
 };
 
 class Tracker {
