@@ -248,34 +248,41 @@ double NearestRankPercentile(std::span<const double> sorted, double p) {
 
 namespace {
 
-StatusOr<EvalResult> EvaluateNamed(const nlohmann::json& truth_json, std::string_view truth_name,
-                                   const nlohmann::json& report_json, std::string_view report_name,
-                                   const EvalOptions& options) {
-  PRISM_ASSIGN_OR_RETURN(TruthDoc truth, ParseTruth(truth_json, truth_name));
-  PRISM_ASSIGN_OR_RETURN(ReportDoc report, ParseReport(report_json, report_name));
+// What every scoring stage reads and adds to: the two documents, the job matching and the
+// result being built.
+struct Scoring {
+  const TruthDoc& truth;
+  const ReportDoc& report;
+  const EvalOptions& options;
+  EvalResult& res;
+  std::vector<GpuSet> truth_sets, report_sets;  // by job, as in the documents
+  JobMatching match;
+  std::unordered_map<std::string, size_t> truth_job_index;  // truth job id -> index
+  std::map<std::string, LayoutDetail> layouts;             // by layout string
+};
 
-  EvalResult res;
+// Jobs: each truth job against the report job sharing most of its GPUs, and its layout.
+void ScoreJobs(Scoring& sc) {
+  const TruthDoc& truth = sc.truth;
+  const ReportDoc& report = sc.report;
+  EvalResult& res = sc.res;
   EvalCounts& c = res.counts;
-
-  // Jobs.
-  std::vector<GpuSet> truth_sets, report_sets;
-  for (const auto& j : truth.jobs) truth_sets.push_back(SortedSet(j.gpus));
-  for (const auto& j : report.jobs) report_sets.push_back(SortedSet(j.gpus));
-  JobMatching match = MatchJobs(truth_sets, report_sets);
+  for (const auto& j : truth.jobs) sc.truth_sets.push_back(SortedSet(j.gpus));
+  for (const auto& j : report.jobs) sc.report_sets.push_back(SortedSet(j.gpus));
+  sc.match = MatchJobs(sc.truth_sets, sc.report_sets);
   c.truth_jobs = truth.jobs.size();
   c.report_jobs = report.jobs.size();
-
-  std::unordered_map<std::string, size_t> truth_job_index;
-  std::map<std::string, LayoutDetail> layouts;
+  const std::vector<GpuSet>& truth_sets = sc.truth_sets;
+  const std::vector<GpuSet>& report_sets = sc.report_sets;
   for (size_t t = 0; t < truth.jobs.size(); ++t) {
     const InJob& tj = truth.jobs[t];
-    truth_job_index.emplace(tj.id, t);
+    sc.truth_job_index.emplace(tj.id, t);
     JobDetail d;
     d.truth_id = tj.id;
     d.layout = LayoutString(tj.layout);
     d.truth_gpus = truth_sets[t].size();
     d.exact = std::find(report_sets.begin(), report_sets.end(), truth_sets[t]) != report_sets.end();
-    if (int r = match.truth_to_report[t]; r >= 0) {
+    if (int r = sc.match.truth_to_report[t]; r >= 0) {
       const InJob& rj = report.jobs[r];
       d.report_id = rj.id;
       d.report_gpus = report_sets[r].size();
@@ -291,7 +298,7 @@ StatusOr<EvalResult> EvaluateNamed(const nlohmann::json& truth_json, std::string
     }
     c.jobs_exact += d.exact;
     c.layouts_exact += d.layout_exact;
-    LayoutDetail& ld = layouts[d.layout];
+    LayoutDetail& ld = sc.layouts[d.layout];
     ld.layout = d.layout;
     ++ld.jobs;
     ld.jobs_layout_exact += d.layout_exact;
@@ -299,164 +306,193 @@ StatusOr<EvalResult> EvaluateNamed(const nlohmann::json& truth_json, std::string
   }
   res.jobs_exact_fraction = Fraction(c.jobs_exact, c.truth_jobs);
   res.layout_exact_fraction = Fraction(c.layouts_exact, c.truth_jobs);
+}
 
-  {
-    // ARI over the truth GPUs; a GPU listed by two truth jobs counts for the first.
-    std::unordered_map<std::string, int64_t> report_label;
-    for (size_t r = 0; r < report_sets.size(); ++r) {
-      for (const auto& g : report_sets[r]) report_label.emplace(g, static_cast<int64_t>(r));
-    }
-    std::unordered_set<std::string> seen;
-    std::vector<int64_t> la, lb;
-    int64_t next_singleton = static_cast<int64_t>(report_sets.size());
-    for (size_t t = 0; t < truth_sets.size(); ++t) {
-      for (const auto& g : truth_sets[t]) {
-        if (!seen.insert(g).second) continue;
-        la.push_back(static_cast<int64_t>(t));
-        auto it = report_label.find(g);
-        lb.push_back(it != report_label.end() ? it->second : next_singleton++);
-      }
-    }
-    c.truth_gpus = la.size();
-    res.jobs_ari = AdjustedRandIndex(la, lb);
+// The adjusted Rand index of the report's partition of the truth GPUs into jobs; a GPU listed by
+// two truth jobs counts for the first.
+void ScoreJobPartition(Scoring& sc) {
+  std::unordered_map<std::string, int64_t> report_label;
+  for (size_t r = 0; r < sc.report_sets.size(); ++r) {
+    for (const auto& g : sc.report_sets[r]) report_label.emplace(g, static_cast<int64_t>(r));
   }
+  std::unordered_set<std::string> seen;
+  std::vector<int64_t> la, lb;
+  int64_t next_singleton = static_cast<int64_t>(sc.report_sets.size());
+  for (size_t t = 0; t < sc.truth_sets.size(); ++t) {
+    for (const auto& g : sc.truth_sets[t]) {
+      if (!seen.insert(g).second) continue;
+      la.push_back(static_cast<int64_t>(t));
+      auto it = report_label.find(g);
+      lb.push_back(it != report_label.end() ? it->second : next_singleton++);
+    }
+  }
+  sc.res.counts.truth_gpus = la.size();
+  sc.res.jobs_ari = AdjustedRandIndex(la, lb);
+}
 
-  // Pairs.
-  {
-    std::map<PairKey, const InPair*> report_pairs;
-    for (const auto& p : report.pairs) report_pairs.emplace(KeyOf(p), &p);
-    std::set<PairKey> truth_keys;
-    for (const auto& p : truth.pairs) {
-      PairKey key = KeyOf(p);
-      if (!truth_keys.insert(key).second) continue;  // listed twice: score once
-      ++c.truth_pairs;
-      auto it = report_pairs.find(key);
-      bool correct = it != report_pairs.end() && it->second->label == p.label;
-      if (it == report_pairs.end()) {
-        ++c.pairs_missing;
-      } else if (!correct) {
-        ++c.pairs_wrong_label;
-      }
-      c.pairs_correct += correct;
-      auto jt = truth_job_index.find(p.job);
-      LayoutDetail* ld;
-      if (jt != truth_job_index.end()) {
-        JobDetail& jd = res.jobs[jt->second];
-        ++jd.pairs_total;
-        jd.pairs_correct += correct;
-        ld = &layouts[jd.layout];
-      } else {
-        ld = &layouts["unknown"];
-        ld->layout = "unknown";
-      }
-      ++ld->pairs_total;
-      ld->pairs_correct += correct;
+// Pairs: each truth pair's label against the report's; report pairs the truth does not list.
+void ScorePairs(Scoring& sc) {
+  EvalResult& res = sc.res;
+  EvalCounts& c = res.counts;
+  std::map<PairKey, const InPair*> report_pairs;
+  for (const auto& p : sc.report.pairs) report_pairs.emplace(KeyOf(p), &p);
+  std::set<PairKey> truth_keys;
+  for (const auto& p : sc.truth.pairs) {
+    PairKey key = KeyOf(p);
+    if (!truth_keys.insert(key).second) continue;  // listed twice: score once
+    ++c.truth_pairs;
+    auto it = report_pairs.find(key);
+    bool correct = it != report_pairs.end() && it->second->label == p.label;
+    if (it == report_pairs.end()) {
+      ++c.pairs_missing;
+    } else if (!correct) {
+      ++c.pairs_wrong_label;
     }
-    for (const auto& [key, p] : report_pairs) {
-      if (truth_keys.contains(key)) continue;
-      ++c.pairs_extra;
-      c.pairs_extra_labelled += IsParallelismLabel(p->label);
+    c.pairs_correct += correct;
+    auto jt = sc.truth_job_index.find(p.job);
+    LayoutDetail* ld;
+    if (jt != sc.truth_job_index.end()) {
+      JobDetail& jd = res.jobs[jt->second];
+      ++jd.pairs_total;
+      jd.pairs_correct += correct;
+      ld = &sc.layouts[jd.layout];
+    } else {
+      ld = &sc.layouts["unknown"];
+      ld->layout = "unknown";
     }
-    res.pairs_accuracy = Fraction(c.pairs_correct, c.truth_pairs);
+    ++ld->pairs_total;
+    ld->pairs_correct += correct;
   }
-  for (auto& [name, ld] : layouts) res.layouts.push_back(std::move(ld));
+  for (const auto& [key, p] : report_pairs) {
+    if (truth_keys.contains(key)) continue;
+    ++c.pairs_extra;
+    c.pairs_extra_labelled += IsParallelismLabel(p->label);
+  }
+  res.pairs_accuracy = Fraction(c.pairs_correct, c.truth_pairs);
+  for (auto& [name, ld] : sc.layouts) res.layouts.push_back(std::move(ld));
+}
 
-  // Steps.
-  {
-    std::unordered_map<std::string, StepIndex> report_steps;
-    for (const auto& tl : report.timelines) {
-      auto& idx = report_steps[tl.gpu];
-      idx.steps.insert(idx.steps.end(), tl.steps.begin(), tl.steps.end());
-    }
-    for (auto& [gpu, idx] : report_steps) idx.Finish();
-    std::vector<double> errors;
-    for (const auto& tl : truth.timelines) {
-      auto it = report_steps.find(tl.gpu);
-      auto jt = truth_job_index.find(tl.job);
-      JobDetail* jd = jt != truth_job_index.end() ? &res.jobs[jt->second] : nullptr;
-      for (const auto& step : tl.steps) {
-        const int64_t truth_ns = step.end_ns - step.start_ns;
-        if (truth_ns <= 0) {
-          ++c.steps_invalid;
-          continue;
-        }
-        ++c.truth_steps;
-        if (jd) ++jd->steps_total;
-        if (it == report_steps.end()) continue;
-        std::optional<int64_t> report_ns = it->second.MatchDuration(step);
-        if (!report_ns) continue;
-        ++c.steps_matched;
-        if (jd) ++jd->steps_matched;
-        errors.push_back(std::abs(static_cast<double>(*report_ns - truth_ns)) /
-                         static_cast<double>(truth_ns));
-      }
-    }
-    std::sort(errors.begin(), errors.end());
-    if (c.truth_steps == 0) {
-      res.step_error_p50 = res.step_error_p99 = res.step_error_max = 0.0;
-    } else if (!errors.empty()) {
-      res.step_error_p50 = NearestRankPercentile(errors, 50);
-      res.step_error_p99 = NearestRankPercentile(errors, 99);
-      res.step_error_max = errors.back();
-    }
-    res.steps_matched_fraction = Fraction(c.steps_matched, c.truth_steps);
+// Steps: each truth step against the report step of its GPU overlapping it by more than half.
+void ScoreSteps(Scoring& sc) {
+  EvalResult& res = sc.res;
+  EvalCounts& c = res.counts;
+  std::unordered_map<std::string, StepIndex> report_steps;
+  for (const auto& tl : sc.report.timelines) {
+    auto& idx = report_steps[tl.gpu];
+    idx.steps.insert(idx.steps.end(), tl.steps.begin(), tl.steps.end());
   }
+  for (auto& [gpu, idx] : report_steps) idx.Finish();
+  std::vector<double> errors;
+  for (const auto& tl : sc.truth.timelines) {
+    auto it = report_steps.find(tl.gpu);
+    auto jt = sc.truth_job_index.find(tl.job);
+    JobDetail* jd = jt != sc.truth_job_index.end() ? &res.jobs[jt->second] : nullptr;
+    for (const auto& step : tl.steps) {
+      const int64_t truth_ns = step.end_ns - step.start_ns;
+      if (truth_ns <= 0) {
+        ++c.steps_invalid;
+        continue;
+      }
+      ++c.truth_steps;
+      if (jd) ++jd->steps_total;
+      if (it == report_steps.end()) continue;
+      std::optional<int64_t> report_ns = it->second.MatchDuration(step);
+      if (!report_ns) continue;
+      ++c.steps_matched;
+      if (jd) ++jd->steps_matched;
+      errors.push_back(std::abs(static_cast<double>(*report_ns - truth_ns)) /
+                       static_cast<double>(truth_ns));
+    }
+  }
+  std::sort(errors.begin(), errors.end());
+  if (c.truth_steps == 0) {
+    res.step_error_p50 = res.step_error_p99 = res.step_error_max = 0.0;
+  } else if (!errors.empty()) {
+    res.step_error_p50 = NearestRankPercentile(errors, 50);
+    res.step_error_p99 = NearestRankPercentile(errors, 99);
+    res.step_error_max = errors.back();
+  }
+  res.steps_matched_fraction = Fraction(c.steps_matched, c.truth_steps);
+}
 
-  // Faults.
-  {
-    std::unordered_map<std::string, std::string> report_job_to_truth;
-    for (size_t r = 0; r < report.jobs.size(); ++r) {
-      int t = match.report_to_truth[r];
-      report_job_to_truth.emplace(report.jobs[r].id, t >= 0 ? truth.jobs[t].id : std::string());
+// One fault against the scored findings: those that overlap it in time and name it, the first
+// that localises it, the first of those with its cause. Marks the findings that match.
+FaultDetail ScoreFault(const Scoring& sc, const InFault& fault,
+                       const std::unordered_map<std::string, std::string>& report_job_to_truth,
+                       std::vector<bool>* finding_matches) {
+  FaultDetail fd;
+  fd.id = fault.id;
+  fd.kind = fault.kind;
+  fd.cause = fault.cause;
+  const int64_t lo = fault.start_ns - sc.options.time_slack_ns;
+  const int64_t hi = fault.end_ns + sc.options.time_slack_ns;
+  for (size_t i = 0; i < sc.report.findings.size(); ++i) {
+    const InFinding& f = sc.report.findings[i];
+    if (!IsScored(f)) continue;
+    if (f.start_ns > hi || f.end_ns < lo) continue;
+    bool names_job = false;
+    if (!f.job.empty()) {
+      auto it = report_job_to_truth.find(f.job);
+      names_job = Contains(fault.jobs, it != report_job_to_truth.end() ? it->second : f.job);
     }
-    c.findings = report.findings.size();
-    std::vector<bool> finding_matches(report.findings.size(), false);
-    for (const auto& fault : truth.faults) {
-      FaultDetail fd;
-      fd.id = fault.id;
-      fd.kind = fault.kind;
-      fd.cause = fault.cause;
-      const int64_t lo = fault.start_ns - options.time_slack_ns;
-      const int64_t hi = fault.end_ns + options.time_slack_ns;
-      for (size_t i = 0; i < report.findings.size(); ++i) {
-        const InFinding& f = report.findings[i];
-        if (!IsScored(f)) continue;
-        if (f.start_ns > hi || f.end_ns < lo) continue;
-        bool names_job = false;
-        if (!f.job.empty()) {
-          auto it = report_job_to_truth.find(f.job);
-          names_job = Contains(fault.jobs, it != report_job_to_truth.end() ? it->second : f.job);
-        }
-        if (!names_job && !Intersects(f.gpus, fault.gpus) &&
-            !Intersects(f.switches, fault.switches)) {
-          continue;
-        }
-        finding_matches[i] = true;
-        fd.matching_findings.push_back(i);
-        if (!Localizes(f, fault, options)) continue;
-        if (!fd.localizing_finding) fd.localizing_finding = i;
-        if (!fd.cause_finding && f.cause == fault.cause) fd.cause_finding = i;
-      }
-      ++c.faults;
-      c.faults_matched += !fd.matching_findings.empty();
-      c.faults_localized += fd.localizing_finding.has_value();
-      c.faults_cause += fd.cause_finding.has_value();
-      res.faults.push_back(std::move(fd));
+    if (!names_job && !Intersects(f.gpus, fault.gpus) && !Intersects(f.switches, fault.switches)) {
+      continue;
     }
-    for (size_t i = 0; i < report.findings.size(); ++i) {
-      if (!IsScored(report.findings[i])) continue;
-      ++c.findings_scored;
-      if (finding_matches[i]) {
-        ++c.findings_matching;
-      } else {
-        res.false_positive_findings.push_back(i);
-      }
-    }
-    res.faults_precision = Fraction(c.findings_matching, c.findings_scored);
-    res.faults_recall = Fraction(c.faults_matched, c.faults);
-    res.faults_localized_fraction = Fraction(c.faults_localized, c.faults);
-    res.faults_cause_fraction = Fraction(c.faults_cause, c.faults);
+    (*finding_matches)[i] = true;
+    fd.matching_findings.push_back(i);
+    if (!Localizes(f, fault, sc.options)) continue;
+    if (!fd.localizing_finding) fd.localizing_finding = i;
+    if (!fd.cause_finding && f.cause == fault.cause) fd.cause_finding = i;
   }
+  return fd;
+}
+
+// Faults: recall, localisation and cause per fault; precision over the scored findings.
+void ScoreFaults(Scoring& sc) {
+  EvalResult& res = sc.res;
+  EvalCounts& c = res.counts;
+  std::unordered_map<std::string, std::string> report_job_to_truth;
+  for (size_t r = 0; r < sc.report.jobs.size(); ++r) {
+    int t = sc.match.report_to_truth[r];
+    report_job_to_truth.emplace(sc.report.jobs[r].id, t >= 0 ? sc.truth.jobs[t].id : std::string());
+  }
+  c.findings = sc.report.findings.size();
+  std::vector<bool> finding_matches(sc.report.findings.size(), false);
+  for (const auto& fault : sc.truth.faults) {
+    FaultDetail fd = ScoreFault(sc, fault, report_job_to_truth, &finding_matches);
+    ++c.faults;
+    c.faults_matched += !fd.matching_findings.empty();
+    c.faults_localized += fd.localizing_finding.has_value();
+    c.faults_cause += fd.cause_finding.has_value();
+    res.faults.push_back(std::move(fd));
+  }
+  for (size_t i = 0; i < sc.report.findings.size(); ++i) {
+    if (!IsScored(sc.report.findings[i])) continue;
+    ++c.findings_scored;
+    if (finding_matches[i]) {
+      ++c.findings_matching;
+    } else {
+      res.false_positive_findings.push_back(i);
+    }
+  }
+  res.faults_precision = Fraction(c.findings_matching, c.findings_scored);
+  res.faults_recall = Fraction(c.faults_matched, c.faults);
+  res.faults_localized_fraction = Fraction(c.faults_localized, c.faults);
+  res.faults_cause_fraction = Fraction(c.faults_cause, c.faults);
+}
+
+StatusOr<EvalResult> EvaluateNamed(const nlohmann::json& truth_json, std::string_view truth_name,
+                                   const nlohmann::json& report_json, std::string_view report_name,
+                                   const EvalOptions& options) {
+  PRISM_ASSIGN_OR_RETURN(TruthDoc truth, ParseTruth(truth_json, truth_name));
+  PRISM_ASSIGN_OR_RETURN(ReportDoc report, ParseReport(report_json, report_name));
+  EvalResult res;
+  Scoring sc{truth, report, options, res, {}, {}, {}, {}, {}};
+  ScoreJobs(sc);
+  ScoreJobPartition(sc);
+  ScorePairs(sc);
+  ScoreSteps(sc);
+  ScoreFaults(sc);
   return res;
 }
 
