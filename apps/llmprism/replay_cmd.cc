@@ -92,7 +92,8 @@ class UdpSender : public prism::FlowSink {
       pending_.clear();
       return;
     }
-    SendOne(out.str(), pending_.size());
+    std::string msg = out.str();
+    SendOne(msg, pending_.size());
     pending_.clear();
   }
   // Sends what --preload encoded, paced like the rest; restarts the clock first. With --repeat,
@@ -120,7 +121,14 @@ class UdpSender : public prism::FlowSink {
   }
 
  private:
-  void SendOne(const std::string& msg, size_t records) {
+  // `msg` is one IPFIX message of `records` data records; its header's sequence number is set to
+  // the data records sent before it on this stream (RFC 7011 3.1: collectors such as nfcapd count
+  // a gap as lost records). Each message was written on its own, so it says 0.
+  void SendOne(std::string& msg, size_t records) {
+    if (msg.size() >= 16) {
+      const uint32_t sequence = static_cast<uint32_t>(sent_records_);  // modulo 2^32
+      for (int i = 0; i < 4; ++i) msg[8 + size_t(i)] = static_cast<char>(sequence >> (24 - 8 * i));
+    }
     sent_records_ += records;
     if (args_.rate > 0) {
       const auto due = start_ + std::chrono::duration<double>(
