@@ -33,7 +33,8 @@ build packet_fuzzer src/ingest/packet/packet_fuzzer.cc src/ingest/packet/decoder
   src/ingest/packet/dispatch.cc src/ingest/pcap/packet_flow_builder.cc
 build export_decoder_fuzzer src/ingest/ipfix/export_decoder_fuzzer.cc \
   src/ingest/ipfix/export_decoder.cc src/ingest/ipfix/data_record.cc \
-  src/ingest/ipfix/ipfix_template.cc src/ingest/ipfix/template_cache.cc
+  src/ingest/ipfix/ipfix_template.cc src/ingest/ipfix/template_cache.cc \
+  src/ingest/ipfix/sequence_tracker.cc
 
 # Seeds: every frame of the committed captures in the packet fuzzer's framing, and a NetFlow v9
 # and an IPFIX message with templates, options (sampling) and data in the export fuzzer's.

@@ -33,6 +33,9 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(ipfix_template_expired,  kInfo,     "IPFIX/NetFlow v9 templates expired: not resent within the UDP template lifetime") \
   F(netflow_v9_packets,      kInfo,     "NetFlow v9 export packets decoded")                    \
   F(ipfix_messages,          kInfo,     "IPFIX messages decoded from captures or datagrams")    \
+  F(ipfix_records_lost,      kDataLoss, "IPFIX data records the exporter sent that never arrived (gaps in message sequence numbers)") \
+  F(netflow_v9_packets_lost, kDataLoss, "NetFlow v9 export packets the exporter sent that never arrived (gaps in packet sequence numbers)") \
+  F(export_sequence_went_back, kInfo,   "IPFIX/NetFlow v9 messages numbered behind their predecessor (exporter restart or reordering; not counted as loss)") \
   F(collector_datagrams_dropped, kDataLoss, "UDP datagrams dropped: collector queue full")      \
   F(collector_bad_datagram,  kDataLoss, "UDP datagrams skipped: neither IPFIX nor NetFlow v9")  \
   F(pcap_packets,            kInfo,     "packets read from pcap/pcapng captures")               \

@@ -12,6 +12,7 @@
 
 #include "core/big_endian.h"
 #include "ingest/ipfix/data_record.h"
+#include "ingest/ipfix/sequence_tracker.h"
 
 namespace prism::ingest {
 namespace {
@@ -47,6 +48,12 @@ struct ExportDecoder::Impl {
   TemplateCache templates;
   int64_t now_ns = 0;  // SetClock
   std::unordered_map<uint64_t, DomainState> domains;  // (exporter << 32 | domain)
+  SequenceTracker sequences;                          // (exporter << 32 | domain)
+  // The message being decoded: its data and options records (sequence numbers count records), and
+  // whether one of its data sets could not be framed (the count is then unknown).
+  uint32_t message_data_records = 0;
+  uint32_t message_options_records = 0;
+  bool message_uncountable = false;
   std::vector<ExporterState> exporters;
   // Looked up by string_view: no string is built per record.
   struct NameHash {
@@ -76,6 +83,21 @@ struct ExportDecoder::Impl {
 
   void Count(Stat s, uint64_t n = 1) {
     if (stats != nullptr) stats->Add(s, n);
+  }
+  void StartMessage() {
+    message_data_records = 0;
+    message_options_records = 0;
+    message_uncountable = false;
+  }
+  // The message's sequence number against its stream's: a gap is loss on the way (`lost_stat`
+  // counts it in records or packets).
+  void FollowSequence(const MessageContext& ctx, uint32_t sequence, uint32_t data, uint32_t options,
+                      Stat lost_stat) {
+    const uint64_t stream = (uint64_t(ctx.exporter) << 32) | ctx.domain;
+    const SequenceTracker::Gap gap =
+        sequences.Observe(stream, sequence, data, options, !message_uncountable);
+    if (gap.lost > 0) Count(lost_stat, gap.lost);
+    if (gap.went_back) Count(Stat::export_sequence_went_back);
   }
   template <typename E, typename G>
   void Problem(Stat s, uint64_t offset, const E& expected, const G& got) {
@@ -196,7 +218,10 @@ void ExportDecoder::DecodeMessage(std::span<const uint8_t> msg, uint32_t exporte
     ctx.version = 10;
     ctx.export_s = LoadBe32(msg.data() + 4);
     ctx.domain = LoadBe32(msg.data() + 12);
+    impl_->StartMessage();
     impl_->DecodeIpfix(msg.data(), msg.size(), ctx);
+    impl_->FollowSequence(ctx, LoadBe32(msg.data() + 8), impl_->message_data_records,
+                          impl_->message_options_records, Stat::ipfix_records_lost);
   } else if (version == 9) {
     if (msg.size() < kNetflowV9HeaderBytes) {
       impl_->Problem(Stat::ipfix_bad_message, offset, "a 20-byte NetFlow v9 header",
@@ -209,7 +234,9 @@ void ExportDecoder::DecodeMessage(std::span<const uint8_t> msg, uint32_t exporte
     ctx.sys_uptime_ms = LoadBe32(msg.data() + 4);
     ctx.export_s = LoadBe32(msg.data() + 8);
     ctx.domain = LoadBe32(msg.data() + 16);
+    impl_->StartMessage();
     impl_->DecodeV9(msg.data(), msg.size(), ctx);
+    impl_->FollowSequence(ctx, LoadBe32(msg.data() + 12), 1, 0, Stat::netflow_v9_packets_lost);
   } else {
     impl_->Problem(Stat::ipfix_bad_message, offset, "IPFIX version 10 or NetFlow version 9",
                    version);
@@ -257,6 +284,7 @@ void ExportDecoder::Impl::DecodeIpfix(const uint8_t* msg, size_t len, MessageCon
   while (p < len) {
     uint64_t set_offset = ctx.offset + p;
     if (len - p < 4) {
+      message_uncountable = true;
       Problem(Stat::ipfix_bad_set, set_offset, "a 4-byte set header",
               fmt::format("{} bytes left in the message", len - p));
       return;
@@ -264,6 +292,7 @@ void ExportDecoder::Impl::DecodeIpfix(const uint8_t* msg, size_t len, MessageCon
     uint16_t set_id = LoadBe16(msg + p);
     size_t set_len = LoadBe16(msg + p + 2);
     if (set_len < 4 || set_len > len - p) {
+      message_uncountable = true;
       Problem(Stat::ipfix_bad_set, set_offset,
               fmt::format("a set length between 4 and {}", len - p), set_len);
       return;
@@ -292,6 +321,7 @@ void ExportDecoder::Impl::DecodeV9(const uint8_t* msg, size_t len, MessageContex
     uint16_t set_id = LoadBe16(msg + p);
     size_t set_len = LoadBe16(msg + p + 2);
     if (set_len < 4 || set_len > len - p) {
+      message_uncountable = true;
       Problem(Stat::ipfix_bad_set, set_offset,
               fmt::format("a flowset length between 4 and {}", len - p), set_len);
       return;
@@ -461,6 +491,7 @@ void ExportDecoder::Impl::DecodeDataSet(const MessageContext& ctx, uint16_t tid,
       templates.Find(TemplateKey{ctx.exporter, ctx.domain, tid, ctx.version}, now_ns, &expired);
   if (expired) Count(Stat::ipfix_template_expired);
   if (found == nullptr) {
+    message_uncountable = true;
     Problem(Stat::ipfix_unknown_template, offset - 4,
             fmt::format("a template for data set id {} in domain {}", tid, ctx.domain),
             expired ? "an expired one (not refreshed in time)" : "none seen before it");
@@ -477,16 +508,19 @@ void ExportDecoder::Impl::DecodeDataSet(const MessageContext& ctx, uint16_t tid,
     const uint64_t rec_offset = offset + static_cast<uint64_t>(rec_start - body);
     RawRecord raw;
     if (!ReadDataRecord(t, ctx.version == 10, &p, end, &raw)) {
+      message_uncountable = true;
       Problem(Stat::ipfix_bad_record, rec_offset,
               fmt::format("a record of template {} within its set", tid),
               fmt::format("{} bytes left", end - rec_start));
       return;  // the rest of the set cannot be framed
     }
     if (t.options) {
+      ++message_options_records;
       Count(Stat::ipfix_options_record);
       if (domain != nullptr) ApplyOptionsRecord(raw, domain);
       continue;
     }
+    ++message_data_records;
     ResolveTimes(times, domain, &raw);
     if (std::optional<FlowRecord> r = CheckRecord(raw, tid, rec_offset)) {
       r->sampling_rate = ResolveSampling(raw, domain);

@@ -18,13 +18,14 @@ struct Collect : FlowSink {
 };
 
 // NetFlow v9 packet: header + flowsets (each already framed).
-Bytes V9(uint32_t uptime_ms, uint32_t unix_s, uint32_t source_id, const std::vector<Bytes>& sets) {
+Bytes V9(uint32_t uptime_ms, uint32_t unix_s, uint32_t source_id, const std::vector<Bytes>& sets,
+         uint32_t sequence = 1) {
   Bytes b;
   Put16(&b, 9);
   Put16(&b, static_cast<uint16_t>(sets.size()));
   Put32(&b, uptime_ms);
   Put32(&b, unix_s);
-  Put32(&b, 1);
+  Put32(&b, sequence);
   Put32(&b, source_id);
   for (const Bytes& s : sets) Append(&b, s);
   return b;
@@ -38,12 +39,13 @@ Bytes Set(uint16_t id, const Bytes& body) {
   return b;
 }
 
-Bytes Ipfix(uint32_t export_s, uint32_t domain, const std::vector<Bytes>& sets) {
+Bytes Ipfix(uint32_t export_s, uint32_t domain, const std::vector<Bytes>& sets,
+            uint32_t sequence = 1) {
   Bytes b;
   Put16(&b, 10);
   Put16(&b, 0);
   Put32(&b, export_s);
-  Put32(&b, 1);
+  Put32(&b, sequence);
   Put32(&b, domain);
   for (const Bytes& s : sets) Append(&b, s);
   b[2] = static_cast<uint8_t>(b.size() >> 8);
@@ -258,6 +260,37 @@ Bytes IpfixTemplate256() {
 }
 Bytes IpfixRecord256(uint32_t domain) {
   return Ipfix(1'700'000'000, domain, {Set(256, V9Record(1'700'000'000, 1'700'000'001, 99, 0))});
+}
+
+// Sequence numbers: IPFIX counts data records (options records too), NetFlow v9 export packets.
+// A message ahead of its predecessor's number plus what it carried follows lost ones.
+TEST(ExportDecoder, SequenceGapsAreLossOnTheWay) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  ExportDecoder d("collector", &sink, &points, &stats, 0);
+  const uint32_t ex = d.AddExporter(IpAddr::FromV4(V4(192, 0, 2, 10)), 4739, "leaf1");
+  const Bytes one = V9Record(1'700'000'000, 1'700'000'001, 99, 0);
+  Bytes two = one;
+  Append(&two, one);
+  d.DecodeMessage(S(Ipfix(1, 5, {IpfixTemplate256()}, 0)), ex);  // 0 records
+  for (uint32_t seq = 0; seq < 8; seq += 2) d.DecodeMessage(S(Ipfix(1, 5, {Set(256, two)}, seq)), ex);
+  d.DecodeMessage(S(Ipfix(1, 5, {Set(256, two)}, 11)), ex);  // records 8-10 lost
+  d.DecodeMessage(S(Ipfix(1, 6, {IpfixTemplate256()}, 40)), ex);  // another domain
+  for (uint32_t seq = 40; seq < 48; seq += 2) d.DecodeMessage(S(Ipfix(1, 6, {Set(256, two)}, seq)), ex);
+  EXPECT_EQ(sink.records.size(), 18u);
+  EXPECT_EQ(stats.Get(Stat::ipfix_records_lost), 3u);
+  // A data set without its template: its records cannot be counted, so no loss is inferred.
+  d.DecodeMessage(S(Ipfix(1, 6, {Set(300, two)}, 48)), ex);
+  d.DecodeMessage(S(Ipfix(1, 6, {Set(256, two)}, 60)), ex);
+  EXPECT_EQ(stats.Get(Stat::ipfix_records_lost), 3u);
+
+  // NetFlow v9 counts packets.
+  d.DecodeMessage(S(V9(100000, 1'700'000'000, 7, {V9Template()}, 10)), ex);
+  for (uint32_t seq = 11; seq < 15; ++seq)
+    d.DecodeMessage(S(V9(100000, 1'700'000'000, 7, {Set(300, V9Record(1, 2, 3, 0))}, seq)), ex);
+  d.DecodeMessage(S(V9(100000, 1'700'000'000, 7, {Set(300, V9Record(1, 2, 3, 0))}, 17)), ex);
+  EXPECT_EQ(stats.Get(Stat::netflow_v9_packets_lost), 2u);
 }
 
 // Hostile exporters flood the collector with 65,536 templates: one from a single domain, one
