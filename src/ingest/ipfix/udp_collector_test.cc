@@ -149,7 +149,10 @@ TEST(IpPrefix, ParseAndContains) {
 }
 
 TEST(UdpCollector, BadAddressIsAnError) {
-  auto c = UdpCollector::Start({"not-an-ip", 0, 4}, nullptr, nullptr);
+  UdpCollectorOptions options;
+  options.bind_address = "not-an-ip";
+  options.max_queued_datagrams = 4;
+  auto c = UdpCollector::Start(options, nullptr, nullptr);
   ASSERT_FALSE(c);
   EXPECT_EQ(c.error().code, ErrorCode::kInvalidArgument);
 }
