@@ -93,7 +93,8 @@ Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid) {
                 std::vector<std::vector<double>>(n, std::vector<double>(bins, 0)),
                 std::vector<std::vector<double>>(n, std::vector<double>(bins, 1)),
                 std::vector<std::vector<double>>(n, std::vector<double>(bins, 0)),
-                std::vector<std::vector<bool>>(n, std::vector<bool>(bins, false))};
+                std::vector<std::vector<bool>>(n, std::vector<bool>(bins, false)),
+                {}};
   for (int kind : {0, 1}) {
     const KindJudgement j = JudgeAgainstPeers(rc, grid, kind);
     for (size_t e = 0; e < n; ++e) {

@@ -163,8 +163,7 @@ std::vector<SlowEndpointBin> FindSlowEndpoints(const RuleContext& rc, int64_t t0
         }
       }
       if (others_judged == 0 || others_slow * 2 >= others_judged) continue;
-      out.push_back(
-          {e, int64_t(bin), Median(ratios), slow[0] + slow[1], judged[0] + judged[1], {}});
+      out.push_back({e, int64_t(bin), Median(ratios), {}});
     }
   }
   CollectSlowRows(rc, t0, bin_ns, paces, &out);

@@ -32,7 +32,6 @@ struct SlowEndpointBin {
   EndpointId endpoint = 0;
   int64_t bin = 0;
   double pace_ratio = 0;  // median over its slow pairs of their pace in the bin / usual pace
-  int slow_pairs = 0, judged_pairs = 0;
   // The records of its slow pairs in the bin, ascending: what the rule checks against the other
   // elements those records crossed (a bad spine that most of them crossed explains the link).
   std::vector<uint32_t> slow_rows;
