@@ -237,252 +237,328 @@ json HealthJson(const ApiContext& ctx, int64_t now_wall_ns) {
   return out;
 }
 
-std::string RenderMetrics(const ApiContext& ctx) {
-  std::shared_ptr<const Snapshot> snap = ctx.snapshots->Get();
-  std::string o;
-  auto head = [&](const char* name, const char* type, const char* help) {
-    o += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
-  };
-  head("llmprism_records_ingested_total", "counter",
-       "Flow records decoded from each source (before queueing and windowing).");
-  for (const SourceCounters* s : ctx.sources) {
-    o += fmt::format("llmprism_records_ingested_total{{source=\"{}\"}} {}\n", Escape(s->name),
-                     s->records.load());
+namespace {
+
+// The /metrics text being written. Each family's HELP and TYPE lines go right before its samples:
+// the exposition format wants a family's samples together, after its declaration.
+struct MetricsText {
+  std::string out;
+  void Family(const char* name, const char* type, const char* help) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
   }
-  head("llmprism_records_dropped_total", "counter",
-       "Flow records dropped: queue_full (ingest faster than windowing), late (older than every "
-       "open window), buffer_full (the memory budget could not hold them), implausible_time "
-       "(times far from their export time or the stream's clock).");
+};
+
+// Records per source: decoded, dropped by reason, lost before analysis; and health in one gauge.
+void RenderRecordMetrics(const ApiContext& ctx, MetricsText& m) {
+  m.Family("llmprism_records_ingested_total", "counter",
+           "Flow records decoded from each source (before queueing and windowing).");
+  for (const SourceCounters* s : ctx.sources) {
+    m.out += fmt::format("llmprism_records_ingested_total{{source=\"{}\"}} {}\n", Escape(s->name),
+                         s->records.load());
+  }
+  m.Family("llmprism_records_dropped_total", "counter",
+           "Flow records dropped: queue_full (ingest faster than windowing), late (older than "
+           "every open window), buffer_full (the memory budget could not hold them), "
+           "implausible_time (times far from their export time or the stream's clock).");
   for (const SourceCounters* s : ctx.sources) {
     const std::string src = Escape(s->name);
-    o += fmt::format("llmprism_records_dropped_total{{source=\"{}\",reason=\"queue_full\"}} {}\n",
-                     src, s->dropped_queue_full.load());
-    o += fmt::format("llmprism_records_dropped_total{{source=\"{}\",reason=\"late\"}} {}\n", src,
-                     s->dropped_late.load());
-    o += fmt::format("llmprism_records_dropped_total{{source=\"{}\",reason=\"buffer_full\"}} {}\n",
-                     src, s->dropped_buffer_full.load());
-    o += fmt::format(
-        "llmprism_records_dropped_total{{source=\"{}\",reason=\"implausible_time\"}} {}\n", src,
-        s->dropped_implausible.load());
+    const std::pair<const char*, uint64_t> reasons[] = {
+        {"queue_full", s->dropped_queue_full.load()},
+        {"late", s->dropped_late.load()},
+        {"buffer_full", s->dropped_buffer_full.load()},
+        {"implausible_time", s->dropped_implausible.load()}};
+    for (const auto& [reason, n] : reasons) {
+      m.out += fmt::format("llmprism_records_dropped_total{{source=\"{}\",reason=\"{}\"}} {}\n",
+                           src, reason, n);
+    }
   }
-  head("llmprism_records_lost_total", "counter",
-       "Every record lost before analysis, all sources, by reason: socket and collector_queue "
-       "are datagrams converted at the source's records per datagram.");
-  const PipelineCounters& pc = *ctx.pipeline;
-  const LossTally loss = TallyLoss(ctx.sources, pc);
+  m.Family("llmprism_records_lost_total", "counter",
+           "Every record lost before analysis, all sources, by reason: socket and collector_queue "
+           "are datagrams converted at the source's records per datagram.");
+  const LossTally loss = TallyLoss(ctx.sources, *ctx.pipeline);
   for (const auto& [reason, n] : loss.records) {
-    o += fmt::format("llmprism_records_lost_total{{reason=\"{}\"}} {}\n", reason, n);
+    m.out += fmt::format("llmprism_records_lost_total{{reason=\"{}\"}} {}\n", reason, n);
   }
-  head("llmprism_health_degraded", "gauge",
-       "1 while /api/v1/health says degraded (recent loss, shortened or failed windows, store "
-       "errors), else 0.");
-  o += fmt::format("llmprism_health_degraded {}\n",
-                   HealthJson(ctx, WallNs())["status"] == "ok" ? 0 : 1);
-  head("llmprism_memory_limit_bytes", "gauge", "The memory budget (--memory-limit).");
-  o += fmt::format("llmprism_memory_limit_bytes {}\n", pc.memory_limit_bytes.load());
-  head("llmprism_buffer_bytes", "gauge",
-       "Bytes of every buffered record segment (window buffer and windows in analysis).");
-  o += fmt::format("llmprism_buffer_bytes {}\n", pc.buffer_bytes.load());
-  head("llmprism_windows_shortened_total", "counter",
-       "Windows cut shorter than --window to fit the memory budget.");
-  o += fmt::format("llmprism_windows_shortened_total {}\n", pc.windows_shortened.load());
-  head("llmprism_windows_failed_total", "counter",
-       "Windows that could not be analysed (out of memory); the service went on.");
-  o += fmt::format("llmprism_windows_failed_total {}\n", pc.windows_failed.load());
+  m.Family("llmprism_health_degraded", "gauge",
+           "1 while /api/v1/health says degraded (recent loss, shortened or failed windows, store "
+           "errors), else 0.");
+  m.out += fmt::format("llmprism_health_degraded {}\n",
+                       HealthJson(ctx, WallNs())["status"] == "ok" ? 0 : 1);
+}
+
+// The memory budget and what it cost (windows shortened or not analysed), and the store.
+void RenderMemoryMetrics(const ApiContext& ctx, MetricsText& m) {
+  const PipelineCounters& pc = *ctx.pipeline;
+  m.Family("llmprism_memory_limit_bytes", "gauge", "The memory budget (--memory-limit).");
+  m.out += fmt::format("llmprism_memory_limit_bytes {}\n", pc.memory_limit_bytes.load());
+  m.Family("llmprism_buffer_bytes", "gauge",
+           "Bytes of every buffered record segment (window buffer and windows in analysis).");
+  m.out += fmt::format("llmprism_buffer_bytes {}\n", pc.buffer_bytes.load());
+  m.Family("llmprism_windows_shortened_total", "counter",
+           "Windows cut shorter than --window to fit the memory budget.");
+  m.out += fmt::format("llmprism_windows_shortened_total {}\n", pc.windows_shortened.load());
+  m.Family("llmprism_windows_failed_total", "counter",
+           "Windows that could not be analysed (out of memory); the service went on.");
+  m.out += fmt::format("llmprism_windows_failed_total {}\n", pc.windows_failed.load());
   if (ctx.has_store) {
-    head("llmprism_store_ok", "gauge", "1 when the last database write succeeded.");
-    o += fmt::format("llmprism_store_ok {}\n", pc.store_ok.load() ? 1 : 0);
+    m.Family("llmprism_store_ok", "gauge", "1 when the last database write succeeded.");
+    m.out += fmt::format("llmprism_store_ok {}\n", pc.store_ok.load() ? 1 : 0);
   }
-  if (ctx.http != nullptr) {
-    const HttpCounters& h = *ctx.http;
-    head("llmprism_http_connections_open", "gauge",
-         "HTTP connections being served or waiting for a worker (at most --http-max-connections).");
-    o += fmt::format("llmprism_http_connections_open {}\n", h.open.load());
-    head("llmprism_http_connections_total", "counter",
-         "HTTP connections accepted (served) or refused with 503 (over --http-max-connections).");
-    o += fmt::format("llmprism_http_connections_total{{outcome=\"accepted\"}} {}\n",
-                     h.accepted.load());
-    o += fmt::format("llmprism_http_connections_total{{outcome=\"refused\"}} {}\n",
-                     h.refused.load());
-    head("llmprism_http_connections_closed_total", "counter",
-         "HTTP connections closed by the server: idle (no request within --http-idle-s, or "
-         "yielding its worker to a waiting connection), slow (a request, or a TLS handshake, "
-         "not whole within --http-request-s) or tls_failed (with --tls-cert: a failed TLS "
-         "handshake, or plain HTTP sent to the HTTPS port).");
-    o += fmt::format("llmprism_http_connections_closed_total{{reason=\"idle\"}} {}\n",
-                     h.idle_closed.load());
-    o += fmt::format("llmprism_http_connections_closed_total{{reason=\"slow\"}} {}\n",
-                     h.slow_closed.load());
-    o += fmt::format("llmprism_http_connections_closed_total{{reason=\"tls_failed\"}} {}\n",
-                     h.tls_failed.load());
+}
+
+// The HTTP server's own connections (only when it counts them).
+void RenderHttpMetrics(const HttpCounters& h, MetricsText& m) {
+  m.Family("llmprism_http_connections_open", "gauge",
+           "HTTP connections being served or waiting for a worker (at most "
+           "--http-max-connections).");
+  m.out += fmt::format("llmprism_http_connections_open {}\n", h.open.load());
+  m.Family("llmprism_http_connections_total", "counter",
+           "HTTP connections accepted (served) or refused with 503 (over "
+           "--http-max-connections).");
+  m.out += fmt::format("llmprism_http_connections_total{{outcome=\"accepted\"}} {}\n",
+                       h.accepted.load());
+  m.out += fmt::format("llmprism_http_connections_total{{outcome=\"refused\"}} {}\n",
+                       h.refused.load());
+  m.Family("llmprism_http_connections_closed_total", "counter",
+           "HTTP connections closed by the server: idle (no request within --http-idle-s, or "
+           "yielding its worker to a waiting connection), slow (a request, or a TLS handshake, "
+           "not whole within --http-request-s) or tls_failed (with --tls-cert: a failed TLS "
+           "handshake, or plain HTTP sent to the HTTPS port).");
+  const std::pair<const char*, uint64_t> reasons[] = {{"idle", h.idle_closed.load()},
+                                                      {"slow", h.slow_closed.load()},
+                                                      {"tls_failed", h.tls_failed.load()}};
+  for (const auto& [reason, n] : reasons) {
+    m.out += fmt::format("llmprism_http_connections_closed_total{{reason=\"{}\"}} {}\n", reason,
+                         n);
   }
-  head("llmprism_records_bad_total", "counter",
-       "Input records, sets or messages skipped as malformed (sum of the data-loss counters).");
-  std::vector<Stats> stats;
-  for (const SourceCounters* s : ctx.sources) {
-    stats.push_back(s->GetStats());
-    const Stats& st = stats.back();
-    o += fmt::format("llmprism_records_bad_total{{source=\"{}\"}} {}\n", Escape(s->name),
-                     st.SkippedTotal() - st.Get(Stat::collector_datagrams_dropped));
+}
+
+// Decoder data quality per source: bad records in all, and every non-zero counter by name.
+// `stats` holds each source's Stats, in ctx.sources order.
+void RenderInputQualityMetrics(const ApiContext& ctx, const std::vector<Stats>& stats,
+                               MetricsText& m) {
+  m.Family("llmprism_records_bad_total", "counter",
+           "Input records, sets or messages skipped as malformed (sum of the data-loss counters).");
+  for (size_t k = 0; k < ctx.sources.size(); ++k) {
+    // Datagrams the collector queue dropped are loss, not bad input: they have their own family.
+    m.out += fmt::format("llmprism_records_bad_total{{source=\"{}\"}} {}\n",
+                         Escape(ctx.sources[k]->name),
+                         stats[k].SkippedTotal() - stats[k].Get(Stat::collector_datagrams_dropped));
   }
-  head("llmprism_input_events_total", "counter",
-       "Every non-zero input data-quality counter (core/stats.h names), by source.");
+  m.Family("llmprism_input_events_total", "counter",
+           "Every non-zero input data-quality counter (core/stats.h names), by source.");
   for (size_t k = 0; k < ctx.sources.size(); ++k) {
     const Stats& st = stats[k];
     for (size_t i = 0; i < st.values().size(); ++i) {
       if (st.values()[i] == 0) continue;
-      o += fmt::format("llmprism_input_events_total{{source=\"{}\",counter=\"{}\"}} {}\n",
-                       Escape(ctx.sources[k]->name), kStatInfo[i].name, st.values()[i]);
+      m.out += fmt::format("llmprism_input_events_total{{source=\"{}\",counter=\"{}\"}} {}\n",
+                           Escape(ctx.sources[k]->name), kStatInfo[i].name, st.values()[i]);
     }
   }
-  head("llmprism_datagrams_received_total", "counter", "UDP datagrams received, by source.");
+}
+
+// UDP sources: datagrams received, refused by --exporter-allow, dropped by queue or kernel.
+void RenderDatagramMetrics(const ApiContext& ctx, const std::vector<Stats>& stats,
+                           MetricsText& m) {
+  m.Family("llmprism_datagrams_received_total", "counter", "UDP datagrams received, by source.");
   for (const SourceCounters* s : ctx.sources) {
     if (s->kind != "ipfix-udp") continue;
-    o += fmt::format("llmprism_datagrams_received_total{{source=\"{}\"}} {}\n", Escape(s->name),
-                     s->datagrams.load());
+    m.out += fmt::format("llmprism_datagrams_received_total{{source=\"{}\"}} {}\n",
+                         Escape(s->name), s->datagrams.load());
   }
-  head("llmprism_datagrams_refused_total", "counter",
-       "UDP datagrams refused unread: their source is outside --exporter-allow.");
+  m.Family("llmprism_datagrams_refused_total", "counter",
+           "UDP datagrams refused unread: their source is outside --exporter-allow.");
   for (const SourceCounters* s : ctx.sources) {
     if (s->kind != "ipfix-udp") continue;
-    o += fmt::format("llmprism_datagrams_refused_total{{source=\"{}\"}} {}\n", Escape(s->name),
-                     s->datagrams_refused.load());
+    m.out += fmt::format("llmprism_datagrams_refused_total{{source=\"{}\"}} {}\n",
+                         Escape(s->name), s->datagrams_refused.load());
   }
-  head("llmprism_datagrams_dropped_total", "counter",
-       "UDP datagrams dropped: collector queue full (reason=\"queue_full\") or by the kernel "
-       "socket buffer (reason=\"socket\").");
+  m.Family("llmprism_datagrams_dropped_total", "counter",
+           "UDP datagrams dropped: collector queue full (reason=\"queue_full\") or by the kernel "
+           "socket buffer (reason=\"socket\").");
   for (size_t k = 0; k < ctx.sources.size(); ++k) {
     const SourceCounters* s = ctx.sources[k];
     if (s->kind != "ipfix-udp") continue;
-    o += fmt::format("llmprism_datagrams_dropped_total{{source=\"{}\",reason=\"queue_full\"}} {}\n",
-                     Escape(s->name), stats[k].Get(Stat::collector_datagrams_dropped));
-    o += fmt::format("llmprism_datagrams_dropped_total{{source=\"{}\",reason=\"socket\"}} {}\n",
-                     Escape(s->name), UdpSocketDrops(s->udp_port));
+    m.out += fmt::format(
+        "llmprism_datagrams_dropped_total{{source=\"{}\",reason=\"queue_full\"}} {}\n",
+        Escape(s->name), stats[k].Get(Stat::collector_datagrams_dropped));
+    m.out += fmt::format("llmprism_datagrams_dropped_total{{source=\"{}\",reason=\"socket\"}} {}\n",
+                         Escape(s->name), UdpSocketDrops(s->udp_port));
   }
-  head("llmprism_capture_packets_total", "counter", "Packets captured live (--capture), by source.");
+}
+
+// Live captures: packets seen, and dropped by the kernel before libpcap read them.
+void RenderCaptureMetrics(const ApiContext& ctx, MetricsText& m) {
+  m.Family("llmprism_capture_packets_total", "counter",
+           "Packets captured live (--capture), by source.");
   for (const SourceCounters* s : ctx.sources) {
     if (s->kind != "capture") continue;
-    o += fmt::format("llmprism_capture_packets_total{{source=\"{}\"}} {}\n", Escape(s->name),
-                     s->packets.load());
+    m.out += fmt::format("llmprism_capture_packets_total{{source=\"{}\"}} {}\n", Escape(s->name),
+                         s->packets.load());
   }
-  head("llmprism_capture_kernel_drops_total", "counter",
-       "Packets of a live capture dropped by the kernel before libpcap read them (pcap_stats).");
+  m.Family(
+      "llmprism_capture_kernel_drops_total", "counter",
+      "Packets of a live capture dropped by the kernel before libpcap read them (pcap_stats).");
   for (const SourceCounters* s : ctx.sources) {
     if (s->kind != "capture") continue;
-    o += fmt::format("llmprism_capture_kernel_drops_total{{source=\"{}\"}} {}\n",
-                     Escape(s->name), s->kernel_drops.load());
+    m.out += fmt::format("llmprism_capture_kernel_drops_total{{source=\"{}\"}} {}\n",
+                         Escape(s->name), s->kernel_drops.load());
   }
-  const PipelineCounters& p = *ctx.pipeline;
-  head("llmprism_queue_records", "gauge", "Records waiting between ingest and windowing.");
-  o += fmt::format("llmprism_queue_records {}\n", ctx.queue_size ? ctx.queue_size() : 0);
-  head("llmprism_buffer_records", "gauge", "Records held by the sliding-window buffer.");
-  o += fmt::format("llmprism_buffer_records {}\n", p.buffer_records.load());
-  if (ctx.alerts != nullptr) {
-    head("llmprism_alertmanager_posts_total", "counter",
-         "POSTs of alerts to each --alertmanager: delivered (outcome=\"ok\") or failed (no "
-         "response within the timeouts, or an HTTP status other than 2xx; logged with it).");
-    for (const auto& t : ctx.alerts->targets()) {
-      o += fmt::format("llmprism_alertmanager_posts_total{{url=\"{}\",outcome=\"ok\"}} {}\n",
-                       Escape(t->url), t->posts_ok.load());
-      o += fmt::format(
-          "llmprism_alertmanager_posts_total{{url=\"{}\",outcome=\"failed\"}} {}\n",
-          Escape(t->url), t->posts_failed.load());
-    }
-    head("llmprism_alertmanager_alerts_total", "counter",
-         "Alerts delivered to each --alertmanager: firing (re-sent every window while the finding "
-         "lasts) or resolved (the finding no longer reported).");
-    for (const auto& t : ctx.alerts->targets()) {
-      o += fmt::format(
-          "llmprism_alertmanager_alerts_total{{url=\"{}\",state=\"firing\"}} {}\n",
-          Escape(t->url), t->alerts_firing.load());
-      o += fmt::format(
-          "llmprism_alertmanager_alerts_total{{url=\"{}\",state=\"resolved\"}} {}\n",
-          Escape(t->url), t->alerts_resolved.load());
-    }
-    head("llmprism_alertmanager_alerts_dropped_total", "counter",
-         "Alerts given up for an --alertmanager that could not take them: more than 10000 "
-         "waiting.");
-    for (const auto& t : ctx.alerts->targets()) {
-      o += fmt::format("llmprism_alertmanager_alerts_dropped_total{{url=\"{}\"}} {}\n",
-                       Escape(t->url), t->alerts_dropped.load());
-    }
+}
+
+// Records waiting between the stages: the record queue and the window buffer.
+void RenderQueueMetrics(const ApiContext& ctx, MetricsText& m) {
+  m.Family("llmprism_queue_records", "gauge", "Records waiting between ingest and windowing.");
+  m.out += fmt::format("llmprism_queue_records {}\n", ctx.queue_size ? ctx.queue_size() : 0);
+  m.Family("llmprism_buffer_records", "gauge", "Records held by the sliding-window buffer.");
+  m.out += fmt::format("llmprism_buffer_records {}\n", ctx.pipeline->buffer_records.load());
+}
+
+// Delivery to each --alertmanager: POSTs, alerts delivered, alerts given up.
+void RenderAlertmanagerMetrics(const AlertSender& alerts, MetricsText& m) {
+  m.Family("llmprism_alertmanager_posts_total", "counter",
+           "POSTs of alerts to each --alertmanager: delivered (outcome=\"ok\") or failed (no "
+           "response within the timeouts, or an HTTP status other than 2xx; logged with it).");
+  for (const auto& t : alerts.targets()) {
+    m.out += fmt::format("llmprism_alertmanager_posts_total{{url=\"{}\",outcome=\"ok\"}} {}\n",
+                         Escape(t->url), t->posts_ok.load());
+    m.out += fmt::format(
+        "llmprism_alertmanager_posts_total{{url=\"{}\",outcome=\"failed\"}} {}\n",
+        Escape(t->url), t->posts_failed.load());
   }
-  head("llmprism_windows_analysed_total", "counter", "Analysis windows analysed.");
-  o += fmt::format("llmprism_windows_analysed_total {}\n", snap->windows_analysed);
-  head("llmprism_windows_skipped_total", "counter",
-       "Due windows skipped because analysis was still busy with an earlier one.");
-  o += fmt::format("llmprism_windows_skipped_total {}\n", p.windows_skipped.load());
-  head("llmprism_window_analysis_seconds", "gauge", "Wall time the latest window's analysis took.");
-  o += fmt::format("llmprism_window_analysis_seconds {}\n", snap->analysis_seconds);
-  head("llmprism_window_lag_seconds", "gauge",
-       "Event time of the newest record seen minus the end of the latest analysed window.");
+  m.Family("llmprism_alertmanager_alerts_total", "counter",
+           "Alerts delivered to each --alertmanager: firing (re-sent every window while the "
+           "finding lasts) or resolved (the finding no longer reported).");
+  for (const auto& t : alerts.targets()) {
+    m.out += fmt::format(
+        "llmprism_alertmanager_alerts_total{{url=\"{}\",state=\"firing\"}} {}\n",
+        Escape(t->url), t->alerts_firing.load());
+    m.out += fmt::format(
+        "llmprism_alertmanager_alerts_total{{url=\"{}\",state=\"resolved\"}} {}\n",
+        Escape(t->url), t->alerts_resolved.load());
+  }
+  m.Family("llmprism_alertmanager_alerts_dropped_total", "counter",
+           "Alerts given up for an --alertmanager that could not take them: more than 10000 "
+           "waiting.");
+  for (const auto& t : alerts.targets()) {
+    m.out += fmt::format("llmprism_alertmanager_alerts_dropped_total{{url=\"{}\"}} {}\n",
+                         Escape(t->url), t->alerts_dropped.load());
+  }
+}
+
+// Analysis windows: how many, skipped, how long the latest took and how far behind it is.
+void RenderWindowMetrics(const Snapshot& snap, const PipelineCounters& p, MetricsText& m) {
+  m.Family("llmprism_windows_analysed_total", "counter", "Analysis windows analysed.");
+  m.out += fmt::format("llmprism_windows_analysed_total {}\n", snap.windows_analysed);
+  m.Family("llmprism_windows_skipped_total", "counter",
+           "Due windows skipped because analysis was still busy with an earlier one.");
+  m.out += fmt::format("llmprism_windows_skipped_total {}\n", p.windows_skipped.load());
+  m.Family("llmprism_window_analysis_seconds", "gauge",
+           "Wall time the latest window's analysis took.");
+  m.out += fmt::format("llmprism_window_analysis_seconds {}\n", snap.analysis_seconds);
+  m.Family("llmprism_window_lag_seconds", "gauge",
+           "Event time of the newest record seen minus the end of the latest analysed window.");
   // 0 once the latest window reaches past the newest record (idle flush, end of a replay).
   const double lag =
-      snap->window_end_ns == 0
+      snap.window_end_ns == 0
           ? 0
-          : std::max(0.0, static_cast<double>(p.max_event_ns.load() - snap->window_end_ns) / 1e9);
-  o += fmt::format("llmprism_window_lag_seconds {}\n", lag);
-  head("llmprism_window_end_seconds", "gauge", "End of the latest analysed window (Unix seconds).");
-  o += fmt::format("llmprism_window_end_seconds {}\n", static_cast<double>(snap->window_end_ns) / 1e9);
-  head("llmprism_jobs", "gauge", "Jobs known, by state.");
+          : std::max(0.0, static_cast<double>(p.max_event_ns.load() - snap.window_end_ns) / 1e9);
+  m.out += fmt::format("llmprism_window_lag_seconds {}\n", lag);
+  m.Family("llmprism_window_end_seconds", "gauge",
+           "End of the latest analysed window (Unix seconds).");
+  m.out += fmt::format("llmprism_window_end_seconds {}\n",
+                       static_cast<double>(snap.window_end_ns) / 1e9);
+}
+
+// Jobs by state, and each active job's step time and size.
+void RenderJobMetrics(const Snapshot& snap, MetricsText& m) {
+  m.Family("llmprism_jobs", "gauge", "Jobs known, by state.");
   size_t active = 0;
-  for (const JobState& j : snap->jobs) active += j.active ? 1 : 0;
-  o += fmt::format("llmprism_jobs{{state=\"active\"}} {}\nllmprism_jobs{{state=\"ended\"}} {}\n",
-                   active, snap->jobs.size() - active);
-  head("llmprism_job_step_seconds", "gauge",
-       "Latest step time of each active job (median over its GPUs).");
-  for (const JobState& j : snap->jobs) {
+  for (const JobState& j : snap.jobs) active += j.active ? 1 : 0;
+  m.out += fmt::format(
+      "llmprism_jobs{{state=\"active\"}} {}\nllmprism_jobs{{state=\"ended\"}} {}\n", active,
+      snap.jobs.size() - active);
+  m.Family("llmprism_job_step_seconds", "gauge",
+           "Latest step time of each active job (median over its GPUs).");
+  for (const JobState& j : snap.jobs) {
     if (!j.active || j.steps.empty()) continue;
-    o += fmt::format("llmprism_job_step_seconds{{job=\"{}\"}} {}\n", Escape(j.id),
-                     j.steps.back().step_s);
+    m.out += fmt::format("llmprism_job_step_seconds{{job=\"{}\"}} {}\n", Escape(j.id),
+                         j.steps.back().step_s);
   }
-  head("llmprism_job_step_seconds_p99", "gauge",
-       "99th percentile of the GPU step times of each active job in the latest window.");
-  for (const JobState& j : snap->jobs) {
+  m.Family("llmprism_job_step_seconds_p99", "gauge",
+           "99th percentile of the GPU step times of each active job in the latest window.");
+  for (const JobState& j : snap.jobs) {
     if (!j.active || j.step_time.steps == 0) continue;
-    o += fmt::format("llmprism_job_step_seconds_p99{{job=\"{}\"}} {}\n", Escape(j.id),
-                     j.step_time.p99_s);
+    m.out += fmt::format("llmprism_job_step_seconds_p99{{job=\"{}\"}} {}\n", Escape(j.id),
+                         j.step_time.p99_s);
   }
-  head("llmprism_job_gpus", "gauge", "GPUs of each active job.");
-  for (const JobState& j : snap->jobs) {
+  m.Family("llmprism_job_gpus", "gauge", "GPUs of each active job.");
+  for (const JobState& j : snap.jobs) {
     if (!j.active) continue;
-    o += fmt::format("llmprism_job_gpus{{job=\"{}\"}} {}\n", Escape(j.id), j.gpus.size());
+    m.out += fmt::format("llmprism_job_gpus{{job=\"{}\"}} {}\n", Escape(j.id), j.gpus.size());
   }
-  head("llmprism_findings_total", "counter",
-       "Findings raised, by kind and severity (a finding counts once when created and once more "
-       "at each severity it is raised to).");
-  for (const auto& [key, n] : snap->finding_raises) {
-    o += fmt::format("llmprism_findings_total{{kind=\"{}\",severity=\"{}\"}} {}\n",
-                     Escape(key.first), key.second, n);
+}
+
+// Findings raised by kind and severity, and the switches' data-parallel bandwidth.
+void RenderFindingAndSwitchMetrics(const Snapshot& snap, MetricsText& m) {
+  m.Family("llmprism_findings_total", "counter",
+           "Findings raised, by kind and severity (a finding counts once when created and once "
+           "more at each severity it is raised to).");
+  for (const auto& [key, n] : snap.finding_raises) {
+    m.out += fmt::format("llmprism_findings_total{{kind=\"{}\",severity=\"{}\"}} {}\n",
+                         Escape(key.first), key.second, n);
   }
-  head("llmprism_switch_dp_bandwidth_relative", "gauge",
-       "Relative bandwidth (1 = fabric median) of each switch or link endpoint named by a "
-       "bandwidth finding in the latest window (the lowest value).");
-  for (const auto& [sw, v] : snap->switch_bandwidth_relative) {
-    o += fmt::format("llmprism_switch_dp_bandwidth_relative{{switch=\"{}\"}} {}\n", Escape(sw), v);
+  m.Family("llmprism_switch_dp_bandwidth_relative", "gauge",
+           "Relative bandwidth (1 = fabric median) of each switch or link endpoint named by a "
+           "bandwidth finding in the latest window (the lowest value).");
+  for (const auto& [sw, v] : snap.switch_bandwidth_relative) {
+    m.out += fmt::format("llmprism_switch_dp_bandwidth_relative{{switch=\"{}\"}} {}\n",
+                         Escape(sw), v);
   }
-  head("llmprism_switch_dp_bandwidth_ratio", "gauge",
-       "Every switch that carried data-parallel traffic in the latest window: median over its DP "
-       "data records of their bandwidth relative to their job's median DP record (1 = typical, "
-       "0.25 = a quarter of it).");
-  for (const auto& s : snap->switch_dp_bandwidth) {
-    o += fmt::format("llmprism_switch_dp_bandwidth_ratio{{switch=\"{}\"}} {:.4f}\n",
-                     Escape(s.name), s.relative);
+  m.Family("llmprism_switch_dp_bandwidth_ratio", "gauge",
+           "Every switch that carried data-parallel traffic in the latest window: median over its "
+           "DP data records of their bandwidth relative to their job's median DP record (1 = "
+           "typical, 0.25 = a quarter of it).");
+  for (const auto& s : snap.switch_dp_bandwidth) {
+    m.out += fmt::format("llmprism_switch_dp_bandwidth_ratio{{switch=\"{}\"}} {:.4f}\n",
+                         Escape(s.name), s.relative);
   }
-  head("llmprism_switch_dp_bandwidth_bytes_per_second", "gauge",
-       "Every switch that carried data-parallel traffic in the latest window: median over its DP "
-       "data records of bytes / duration (a per-transfer rate, not the switch's throughput).");
-  for (const auto& s : snap->switch_dp_bandwidth) {
-    o += fmt::format("llmprism_switch_dp_bandwidth_bytes_per_second{{switch=\"{}\"}} {:.0f}\n",
-                     Escape(s.name), s.median_bytes_per_s);
+  m.Family("llmprism_switch_dp_bandwidth_bytes_per_second", "gauge",
+           "Every switch that carried data-parallel traffic in the latest window: median over its "
+           "DP data records of bytes / duration (a per-transfer rate, not the switch's "
+           "throughput).");
+  for (const auto& s : snap.switch_dp_bandwidth) {
+    m.out += fmt::format("llmprism_switch_dp_bandwidth_bytes_per_second{{switch=\"{}\"}} {:.0f}\n",
+                         Escape(s.name), s.median_bytes_per_s);
   }
-  head("llmprism_switch_dp_records", "gauge",
-       "DP data records each switch's bandwidth gauges are taken over (latest window).");
-  for (const auto& s : snap->switch_dp_bandwidth) {
-    o += fmt::format("llmprism_switch_dp_records{{switch=\"{}\"}} {}\n", Escape(s.name),
-                     s.records);
+  m.Family("llmprism_switch_dp_records", "gauge",
+           "DP data records each switch's bandwidth gauges are taken over (latest window).");
+  for (const auto& s : snap.switch_dp_bandwidth) {
+    m.out += fmt::format("llmprism_switch_dp_records{{switch=\"{}\"}} {}\n", Escape(s.name),
+                         s.records);
   }
-  return o;
+}
+
+}  // namespace
+
+std::string RenderMetrics(const ApiContext& ctx) {
+  std::shared_ptr<const Snapshot> snap = ctx.snapshots->Get();
+  MetricsText m;
+  RenderRecordMetrics(ctx, m);
+  RenderMemoryMetrics(ctx, m);
+  if (ctx.http != nullptr) RenderHttpMetrics(*ctx.http, m);
+  // One copy of each source's decoder counters (taken under its lock) for every family below.
+  std::vector<Stats> stats;
+  for (const SourceCounters* s : ctx.sources) stats.push_back(s->GetStats());
+  RenderInputQualityMetrics(ctx, stats, m);
+  RenderDatagramMetrics(ctx, stats, m);
+  RenderCaptureMetrics(ctx, m);
+  RenderQueueMetrics(ctx, m);
+  if (ctx.alerts != nullptr) RenderAlertmanagerMetrics(*ctx.alerts, m);
+  RenderWindowMetrics(*snap, *ctx.pipeline, m);
+  RenderJobMetrics(*snap, m);
+  RenderFindingAndSwitchMetrics(*snap, m);
+  return std::move(m.out);
 }
 
 void InstallRoutes(httplib::Server* server, const ApiContext& ctx_in) {

@@ -1,5 +1,10 @@
 #include "service/http_api.h"
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace prism::service {
@@ -28,6 +33,137 @@ TEST(ParseApiTime, NsSecondsAndRefusals) {
                           "99999999999999999999", "9300000000", "1e10"}) {
     EXPECT_FALSE(ParseApiTime(bad)) << bad;
   }
+}
+
+// A service with one source of each kind, HTTP counters, an Alertmanager, two jobs and findings:
+// every family of /metrics has something to say.
+struct MetricsFixture {
+  SnapshotHolder snapshots;
+  SourceCounters udp, capture, watch;
+  PipelineCounters pipeline;
+  HttpCounters http;
+  std::unique_ptr<AlertSender> alerts;
+  ApiContext ctx;
+
+  MetricsFixture() {
+    udp.name = "udp:127.0.0.1:4739";
+    udp.kind = "ipfix-udp";
+    udp.records = 1000;
+    udp.datagrams = 40;
+    udp.datagrams_refused = 2;
+    udp.dropped_late = 7;
+    udp.dropped_queue_full = 3;
+    Stats st;
+    st.Add(Stat::collector_datagrams_dropped, 5);
+    st.Add(Stat::ipfix_bad_set, 4);
+    udp.MergeStats(st);
+    capture.name = "capture:lo";
+    capture.kind = "capture";
+    capture.packets = 321;
+    capture.kernel_drops = 9;
+    watch.name = "dir:/tmp/\"flows\"";
+    watch.kind = "watch";
+    watch.records = 55;
+    pipeline.memory_limit_bytes = 1 << 30;
+    pipeline.buffer_bytes = 4096;
+    pipeline.buffer_records = 12;
+    pipeline.windows_shortened = 1;
+    pipeline.windows_skipped = 2;
+    pipeline.max_event_ns = 15'500'000'000;
+    http.open = 1;
+    http.accepted = 17;
+    http.refused = 1;
+    http.idle_closed = 3;
+    AlertSenderOptions ao;
+    ao.urls = {"http://127.0.0.1:1"};
+    alerts = std::move(*AlertSender::Start(ao));
+    alerts->targets()[0]->posts_failed = 4;
+
+    auto snap = std::make_shared<Snapshot>();
+    snap->windows_analysed = 3;
+    snap->window_end_ns = 12'000'000'000;
+    snap->analysis_seconds = 0.25;
+    JobState a;
+    a.id = "job1";
+    a.gpus.resize(8);
+    a.steps.push_back({0, 1, 1.5});
+    a.step_time.steps = 10;
+    a.step_time.p99_s = 1.75;
+    JobState b;
+    b.id = "job2";
+    b.active = false;
+    snap->jobs = {a, b};
+    snap->finding_raises[{"straggler", "warning"}] = 2;
+    snap->switch_bandwidth_relative["leaf3"] = 0.3;
+    snap->switch_dp_bandwidth.push_back({"leaf3", 40, 1.25e9, 0.3});
+    snapshots.Publish(snap);
+
+    ctx.snapshots = &snapshots;
+    ctx.sources = {&udp, &capture, &watch};
+    ctx.pipeline = &pipeline;
+    ctx.queue_size = [] { return size_t{6}; };
+    ctx.has_store = true;
+    ctx.http = &http;
+    ctx.alerts = alerts.get();
+  }
+  ~MetricsFixture() { alerts->Stop(); }
+};
+
+bool HasLine(const std::string& text, const std::string& line) {
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    if (l == line) return true;
+  }
+  return false;
+}
+
+TEST(RenderMetrics, EveryFamilyDeclaredBeforeItsSamples) {
+  MetricsFixture f;
+  const std::string text = RenderMetrics(f.ctx);
+  if (const char* dump = std::getenv("PRISM_METRICS_DUMP")) std::ofstream(dump) << text;
+  std::istringstream in(text);
+  std::string family;
+  size_t samples = 0;
+  for (std::string l; std::getline(in, l);) {
+    if (l.rfind("# HELP ", 0) == 0) continue;
+    if (l.rfind("# TYPE ", 0) == 0) {
+      family = l.substr(7, l.find(' ', 7) - 7);
+      continue;
+    }
+    ++samples;
+    const std::string name = l.substr(0, l.find_first_of("{ "));
+    EXPECT_EQ(name, family) << l;
+  }
+  EXPECT_GT(samples, 40u);
+}
+
+TEST(RenderMetrics, SamplesBySourceKindAndState) {
+  MetricsFixture f;
+  const std::string m = RenderMetrics(f.ctx);
+  EXPECT_TRUE(HasLine(m, R"(llmprism_records_ingested_total{source="udp:127.0.0.1:4739"} 1000)"));
+  EXPECT_TRUE(HasLine(m, R"(llmprism_records_ingested_total{source="dir:/tmp/\"flows\""} 55)"));
+  EXPECT_TRUE(HasLine(
+      m, R"(llmprism_records_dropped_total{source="udp:127.0.0.1:4739",reason="late"} 7)"));
+  // Bad records leave out the datagrams the collector queue dropped (counted as datagrams).
+  EXPECT_TRUE(HasLine(m, R"(llmprism_records_bad_total{source="udp:127.0.0.1:4739"} 4)"));
+  EXPECT_TRUE(HasLine(
+      m, R"(llmprism_datagrams_dropped_total{source="udp:127.0.0.1:4739",reason="queue_full"} 5)"));
+  EXPECT_TRUE(HasLine(m, R"(llmprism_datagrams_refused_total{source="udp:127.0.0.1:4739"} 2)"));
+  EXPECT_EQ(m.find(R"(llmprism_datagrams_received_total{source="capture:lo"})"), std::string::npos);
+  EXPECT_TRUE(HasLine(m, R"(llmprism_capture_kernel_drops_total{source="capture:lo"} 9)"));
+  EXPECT_EQ(m.find(R"(llmprism_capture_packets_total{source="udp)"), std::string::npos);
+  EXPECT_TRUE(HasLine(m, R"(llmprism_http_connections_total{outcome="accepted"} 17)"));
+  EXPECT_TRUE(HasLine(
+      m, R"(llmprism_alertmanager_posts_total{url="http://127.0.0.1:1",outcome="failed"} 4)"));
+  EXPECT_TRUE(HasLine(m, "llmprism_store_ok 1"));
+  EXPECT_TRUE(HasLine(m, "llmprism_queue_records 6"));
+  EXPECT_TRUE(HasLine(m, "llmprism_window_lag_seconds 3.5"));
+  EXPECT_TRUE(HasLine(m, R"(llmprism_jobs{state="active"} 1)"));
+  EXPECT_TRUE(HasLine(m, R"(llmprism_jobs{state="ended"} 1)"));
+  EXPECT_TRUE(HasLine(m, R"(llmprism_job_step_seconds_p99{job="job1"} 1.75)"));
+  EXPECT_EQ(m.find(R"(llmprism_job_gpus{job="job2"})"), std::string::npos);  // ended
+  EXPECT_TRUE(HasLine(m, R"(llmprism_findings_total{kind="straggler",severity="warning"} 2)"));
+  EXPECT_TRUE(HasLine(m, R"(llmprism_switch_dp_bandwidth_ratio{switch="leaf3"} 0.3000)"));
 }
 
 }  // namespace
