@@ -255,74 +255,51 @@ void Tracker::NoteIncomplete(const Window& window, const WindowLoss& loss,
   }
 }
 
-Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const WindowLoss& loss,
-                              Store::WindowWrite* write, output::Report* report_out) {
-  const auto t0 = std::chrono::steady_clock::now();
-  *write = Store::WindowWrite();
-  write->baselines = &baselines_;
-  write->next_job_number = next_job_number_;
+Tracker::WindowAnalysis Tracker::AnalyseRecords(Window& window, const PointTable& points) const {
+  WindowAnalysis out;
+  out.baselines = baselines_;  // committed only if the window succeeds
   const uint64_t window_records = window.records;
-  output::Report report;
-  diagnosis::BaselineStore baselines = baselines_;  // committed only if the window succeeds
-  std::vector<diagnosis::SwitchDpBandwidth> switch_dp_bw;
-  try {
-    // The window through the same pipeline as `analyze` (pipeline/analyze_window.h). The
-    // window's segments are let go as soon as its table is built (they are the buffer's memory).
-    flow::FlowTable table;
-    table.Reserve(window_records);
-    window.ForEach([&table](const BufferedRecord& r) { table.OnRecord(r.ToFlowRecord()); });
-    window.slices.clear();
-    window.slices.shrink_to_fit();
-    pipeline::PrepareWindowTable(&table, options_.window.analysis.threads);
-    output::ReportBuilder builder(static_cast<double>(options_.window_ns) / 1e9);
-    Stats input;
-    input.Add(Stat::records_read, window_records);
-    pipeline::WindowInputs in;
-    in.start_ns = window.start_ns;
-    in.end_ns = window.end_ns;
-    in.topology = topology_;
-    in.points = &points;
-    pipeline::WindowOptions window_options = options_.window;
-    window_options.measure_switch_bandwidth = true;
-    pipeline::WindowSummary summary = pipeline::AnalyzeWindow(
-        std::move(table), in, window_options, &baselines, &input, &builder);
-    switch_dp_bw = std::move(summary.switch_dp_bandwidth);
-    builder.AddSource("live window", "live", window_records);
-    builder.SetInputStats(input);
-    report = builder.Build();
-  } catch (const std::bad_alloc&) {
-    // Out of memory inside the window: nothing of it is kept (baselines untouched), the window
-    // is reported as not analysed, and the service goes on with the next one.
-    const std::string why = fmt::format(
-        "out of memory (std::bad_alloc) analysing {} records; lower --memory-limit or --window",
-        window_records);
-    ++windows_failed_;
-    NoteIncomplete(window, loss, why, write, nullptr);
-    return MakeError(ErrorCode::kInternal, "window {}-{}: {}", window.start_ns,
-                     window.end_ns, why);
-  }
-  baselines_ = std::move(baselines);
-  switch_dp_bw_ = std::move(switch_dp_bw);
-  if (!report.windows.empty()) {
-    report.windows.back().records_lost = loss.lost;
-    std::erase_if(report.windows.back().records_lost, [](const auto& kv) { return kv.second == 0; });
-    report.windows.back().nominal_start_ns = window.nominal_start_ns;
-  }
-  NoteIncomplete(window, loss, "", write, &report);
+  // The window through the same pipeline as `analyze` (pipeline/analyze_window.h). The
+  // window's segments are let go as soon as its table is built (they are the buffer's memory).
+  flow::FlowTable table;
+  table.Reserve(window_records);
+  window.ForEach([&table](const BufferedRecord& r) { table.OnRecord(r.ToFlowRecord()); });
+  window.slices.clear();
+  window.slices.shrink_to_fit();
+  pipeline::PrepareWindowTable(&table, options_.window.analysis.threads);
+  output::ReportBuilder builder(static_cast<double>(options_.window_ns) / 1e9);
+  Stats input;
+  input.Add(Stat::records_read, window_records);
+  pipeline::WindowInputs in;
+  in.start_ns = window.start_ns;
+  in.end_ns = window.end_ns;
+  in.topology = topology_;
+  in.points = &points;
+  pipeline::WindowOptions window_options = options_.window;
+  window_options.measure_switch_bandwidth = true;
+  pipeline::WindowSummary summary = pipeline::AnalyzeWindow(
+      std::move(table), in, window_options, &out.baselines, &input, &builder);
+  out.switch_dp_bandwidth = std::move(summary.switch_dp_bandwidth);
+  builder.AddSource("live window", "live", window_records);
+  builder.SetInputStats(input);
+  out.report = builder.Build();
+  return out;
+}
 
-  // Job identity across windows.
+std::vector<std::string> Tracker::MatchJobs(int64_t window_start_ns, int64_t window_end_ns,
+                                            output::Report* report, Store::WindowWrite* write) {
   std::map<std::string, std::string> rename;  // window job id -> service job id
   std::set<std::string> seen;
   std::vector<std::string> changed;
-  for (output::ReportJob& rj : report.jobs) {
+  for (output::ReportJob& rj : report->jobs) {
     bool is_new = false;
-    const std::string id = AssignJob(rj, window.end_ns, &is_new);
+    const std::string id = AssignJob(rj, window_end_ns, &is_new);
     rename[rj.id] = id;
     seen.insert(id);
     JobState& js = jobs_[id];
     if (is_new) {
       js.id = id;
-      js.first_seen_ns = window.end_ns;
+      js.first_seen_ns = window_end_ns;
     }
     if (js.gpus != rj.gpus) {
       job_by_gpus_.erase(js.gpus);
@@ -332,7 +309,7 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
     js.hosts = rj.hosts;
     if (rj.layout.consistent || !js.layout.consistent) js.layout = rj.layout;
     js.step_time = rj.step_time;
-    js.last_seen_ns = window.end_ns;
+    js.last_seen_ns = window_end_ns;
     const bool restarted = !js.active;
     js.active = true;
     ++js.windows;
@@ -342,41 +319,49 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
       output::ReportFinding f;
       f.kind = "job_started";
       f.job = id;
-      f.start_ns = f.end_ns = window.start_ns;
+      f.start_ns = f.end_ns = window_start_ns;
       f.cause = diagnosis::Cause::kUnknown;
       f.summary = fmt::format("{} {}: {} GPUs on {} hosts, layout DP{} x PP{} x TP{}", id,
                               restarted ? "resumed" : "appeared", js.gpus.size(), js.hosts.size(),
                               js.layout.dp, js.layout.pp, js.layout.tp);
-      write->findings.push_back(AddFinding(std::move(f), window.end_ns, false));
+      write->findings.push_back(AddFinding(std::move(f), window_end_ns, false));
     }
   }
+  EndUnseenJobs(seen, window_end_ns, write, &changed);
+  auto ren = [&](std::string* job) {
+    if (auto it = rename.find(*job); it != rename.end()) *job = it->second;
+  };
+  for (output::ReportTimeline& t : report->timelines) ren(&t.job);
+  for (output::ReportPair& p : report->pairs) ren(&p.job);
+  for (output::ReportFinding& f : report->findings) ren(&f.job);
+  // Scheduler jobs by the tracker's job ids, so the scheduler_mismatch findings merge across
+  // windows like any other.
+  if (options_.jobs_map) {
+    output::ApplySchedulerJobs(*options_.jobs_map, report);
+    for (const output::ReportJob& rj : report->jobs) jobs_[rj.id].scheduler = rj.scheduler;
+  }
+  return changed;
+}
+
+void Tracker::EndUnseenJobs(const std::set<std::string>& seen, int64_t window_end_ns,
+                            Store::WindowWrite* write, std::vector<std::string>* changed) {
   for (auto& [id, js] : jobs_) {
     if (!js.active || seen.count(id)) continue;
-    if (js.last_seen_ns <= window.end_ns - options_.window_ns) {
+    // Ended once unseen for a whole window length, not at the first window without it.
+    if (js.last_seen_ns <= window_end_ns - options_.window_ns) {
       js.active = false;
-      changed.push_back(id);
+      changed->push_back(id);
       output::ReportFinding f;
       f.kind = "job_ended";
       f.job = id;
       f.start_ns = f.end_ns = js.last_seen_ns;
       f.summary = fmt::format("{} ended: not seen since the window ending {}", id, js.last_seen_ns);
-      write->findings.push_back(AddFinding(std::move(f), window.end_ns, false));
+      write->findings.push_back(AddFinding(std::move(f), window_end_ns, false));
     }
   }
-  auto ren = [&](std::string* job) {
-    if (auto it = rename.find(*job); it != rename.end()) *job = it->second;
-  };
-  for (output::ReportTimeline& t : report.timelines) ren(&t.job);
-  for (output::ReportPair& p : report.pairs) ren(&p.job);
-  for (output::ReportFinding& f : report.findings) ren(&f.job);
-  // Scheduler jobs by the tracker's job ids, so the scheduler_mismatch findings merge across
-  // windows like any other.
-  if (options_.jobs_map) {
-    output::ApplySchedulerJobs(*options_.jobs_map, &report);
-    for (const output::ReportJob& rj : report.jobs) jobs_[rj.id].scheduler = rj.scheduler;
-  }
+}
 
-  // Step-time series.
+void Tracker::RecordJobSteps(const output::Report& report, Store::WindowWrite* write) {
   for (const output::ReportJob& rj : report.jobs) {
     JobState& js = jobs_[rj.id];
     std::vector<StepPoint> fresh = JobSteps(report, rj.id);
@@ -389,8 +374,9 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
                      js.steps.begin() + static_cast<ptrdiff_t>(js.steps.size() - kMaxStepsInMemory));
     }
   }
+}
 
-  // Per-GPU timelines of the recent past.
+void Tracker::RecordGpuHistory(const output::Report& report, int64_t window_end_ns) {
   for (const output::ReportTimeline& t : report.timelines) {
     GpuHistory& h = gpus_[t.gpu];
     h.job = t.job;
@@ -404,7 +390,7 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
       std::vector<output::ReportPpEvent>().swap(h.steps[i].pp_events);
     }
   }
-  const int64_t horizon = window.end_ns - options_.history_ns;
+  const int64_t horizon = window_end_ns - options_.history_ns;
   for (auto it = gpus_.begin(); it != gpus_.end();) {
     auto& st = it->second.steps;
     auto keep = std::find_if(st.begin(), st.end(),
@@ -412,8 +398,10 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
     st.erase(st.begin(), keep);
     it = st.empty() ? gpus_.erase(it) : std::next(it);
   }
+}
 
-  // Findings, merged with those of earlier windows.
+void Tracker::MergeFindings(const output::Report& report, int64_t window_end_ns,
+                            Store::WindowWrite* write) {
   switch_bw_.clear();
   for (const output::ReportFinding& f : report.findings) {
     if (f.metric == "relative_bandwidth") {
@@ -422,18 +410,15 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
         if (!inserted) it->second = std::min(it->second, f.value);
       }
     }
-    write->findings.push_back(AddFinding(f, window.end_ns, true));
+    write->findings.push_back(AddFinding(f, window_end_ns, true));
   }
   // A finding both created and updated in this window is written once.
   std::sort(write->findings.begin(), write->findings.end());
   write->findings.erase(std::unique(write->findings.begin(), write->findings.end()),
                         write->findings.end());
+}
 
-  std::sort(changed.begin(), changed.end());
-  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
-  for (const std::string& id : changed) write->jobs.push_back(&jobs_[id]);
-  write->next_job_number = next_job_number_;
-
+void Tracker::KeepLatestReport(output::Report report, output::Report* report_out) {
   output::HtmlReportOptions html;
   html.title = "llmprism live";
   dashboard_json_ =
@@ -446,6 +431,48 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
   }
   latest_report_ = std::make_shared<const output::Report>(std::move(report));
   if (report_out != nullptr) *report_out = *latest_report_;
+}
+
+Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const WindowLoss& loss,
+                              Store::WindowWrite* write, output::Report* report_out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  *write = Store::WindowWrite();
+  write->baselines = &baselines_;
+  write->next_job_number = next_job_number_;
+  const uint64_t window_records = window.records;
+  WindowAnalysis analysis;
+  try {
+    analysis = AnalyseRecords(window, points);
+  } catch (const std::bad_alloc&) {
+    // Out of memory inside the window: nothing of it is kept (baselines untouched), the window
+    // is reported as not analysed, and the service goes on with the next one.
+    const std::string why = fmt::format(
+        "out of memory (std::bad_alloc) analysing {} records; lower --memory-limit or --window",
+        window_records);
+    ++windows_failed_;
+    NoteIncomplete(window, loss, why, write, nullptr);
+    return MakeError(ErrorCode::kInternal, "window {}-{}: {}", window.start_ns,
+                     window.end_ns, why);
+  }
+  baselines_ = std::move(analysis.baselines);
+  switch_dp_bw_ = std::move(analysis.switch_dp_bandwidth);
+  output::Report& report = analysis.report;
+  if (!report.windows.empty()) {
+    report.windows.back().records_lost = loss.lost;
+    std::erase_if(report.windows.back().records_lost, [](const auto& kv) { return kv.second == 0; });
+    report.windows.back().nominal_start_ns = window.nominal_start_ns;
+  }
+  NoteIncomplete(window, loss, "", write, &report);
+
+  std::vector<std::string> changed = MatchJobs(window.start_ns, window.end_ns, &report, write);
+  RecordJobSteps(report, write);
+  RecordGpuHistory(report, window.end_ns);
+  MergeFindings(report, window.end_ns, write);
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+  for (const std::string& id : changed) write->jobs.push_back(&jobs_[id]);
+  write->next_job_number = next_job_number_;
+  KeepLatestReport(std::move(report), report_out);
 
   ++windows_;
   window_start_ns_ = window.start_ns;

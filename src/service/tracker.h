@@ -20,6 +20,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,34 @@ class Tracker {
                       Store::WindowWrite* write, output::Report* report);
   std::string AssignJob(const output::ReportJob& job, int64_t window_end_ns, bool* is_new);
   StoredFinding* AddFinding(output::ReportFinding f, int64_t window_end_ns, bool mergeable);
+
+  // AnalyzeWindow's stages, in the order it runs them.
+  // What one window's records give, before any of the tracker's state changes (so that running
+  // out of memory in the middle leaves the tracker as it was).
+  struct WindowAnalysis {
+    output::Report report;
+    diagnosis::BaselineStore baselines;  // the tracker's, updated by this window
+    std::vector<diagnosis::SwitchDpBandwidth> switch_dp_bandwidth;
+  };
+  // The window through pipeline::AnalyzeWindow; releases the window's segments once its table is
+  // built. May throw std::bad_alloc.
+  WindowAnalysis AnalyseRecords(Window& window, const PointTable& points) const;
+  // Job identity across windows: gives each of the report's jobs the tracker's id (new, matched
+  // or resumed; job_started findings), ends jobs gone for a window (job_ended), renames the
+  // report's references and names scheduler jobs. Returns the ids of the jobs that changed.
+  std::vector<std::string> MatchJobs(int64_t window_start_ns, int64_t window_end_ns,
+                                     output::Report* report, Store::WindowWrite* write);
+  void EndUnseenJobs(const std::set<std::string>& seen, int64_t window_end_ns,
+                     Store::WindowWrite* write, std::vector<std::string>* changed);
+  // Each job's step-time series: the window's new steps appended (and queued for the store).
+  void RecordJobSteps(const output::Report& report, Store::WindowWrite* write);
+  // Per-GPU timelines of the recent past (options_.history_ns), without pipeline events.
+  void RecordGpuHistory(const output::Report& report, int64_t window_end_ns);
+  // The window's findings merged with those of earlier windows; the bandwidth gauges' switches.
+  void MergeFindings(const output::Report& report, int64_t window_end_ns,
+                     Store::WindowWrite* write);
+  // The dashboard's data and the report /api/v1/report serves (without pipeline events).
+  void KeepLatestReport(output::Report report, output::Report* report_out);
   void CountRaise(const output::ReportFinding& f) {
     ++finding_raises_[{f.kind, diagnosis::SeverityName(f.severity)}];
   }

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <set>
+#include <string>
 
 #include "sim/scenarios.h"
 #include "sim/simulator.h"
@@ -37,7 +40,7 @@ struct Records : FlowSink {
   void OnRecord(const FlowRecord& r) override { all.push_back(r); }
 };
 
-// The `tiny` scenario (64 GPUs, one job, 30 s) as one window of a 60-s window buffer.
+// The `tiny` scenario (64 GPUs, 30 s) as one window of a 60-s window buffer.
 class TrackerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -52,10 +55,13 @@ class TrackerTest : public ::testing::Test {
     delete records_;
     delete points_;
   }
-  Window TheWindow() {
+  // The scenario's records, `shift_ns` later.
+  Window TheWindow(int64_t shift_ns = 0) {
     WindowBufferOptions o;  // 60 s windows, 10 s steps
     buffer_ = std::make_unique<WindowBuffer>(o);
-    for (const FlowRecord& r : records_->all) {
+    for (FlowRecord r : records_->all) {
+      r.start_ns += shift_ns;
+      r.end_ns += shift_ns;
       EXPECT_EQ(buffer_->Add(r), WindowBuffer::AddResult::kAccepted);
     }
     buffer_->Flush();
@@ -136,6 +142,51 @@ TEST_F(TrackerTest, LossOnTheWayIsAFindingAndInTheReport) {
   EXPECT_EQ(report.windows[0].records_lost, want);  // zero reasons left out
   auto s = tracker.BuildSnapshot();
   EXPECT_EQ(s->incomplete_windows, 1u);
+}
+
+// The same jobs in two windows a window length apart keep the tracker's ids: job_started
+// findings in the first window only, two windows seen per job, the second window's steps appended
+// to the first's, and every job reference of the second window's report renamed to those ids.
+TEST_F(TrackerTest, JobsKeepTheirIdsAcrossWindows) {
+  Tracker tracker(TrackerOptions{}, nullptr);
+  auto started = [](const Store::WindowWrite& w) {
+    return static_cast<size_t>(
+        std::count_if(w.findings.begin(), w.findings.end(), [](const StoredFinding* f) {
+          return f->finding.kind == "job_started";
+        }));
+  };
+  auto ids = [](const Store::WindowWrite& w) {
+    std::set<std::string> out;
+    for (const JobState* j : w.jobs) out.insert(j->id);
+    return out;
+  };
+  Store::WindowWrite first, second;
+  output::Report r1, r2;
+  ASSERT_TRUE(tracker.AnalyzeWindow(TheWindow(), *points_, WindowLoss{}, &first, &r1));
+  const std::set<std::string> jobs = ids(first);
+  ASSERT_FALSE(jobs.empty());
+  EXPECT_EQ(started(first), jobs.size());
+  const size_t first_steps = first.steps.size();
+  EXPECT_GT(first_steps, 0u);
+
+  ASSERT_TRUE(
+      tracker.AnalyzeWindow(TheWindow(60'000'000'000), *points_, WindowLoss{}, &second, &r2));
+  EXPECT_EQ(started(second), 0u);
+  EXPECT_EQ(ids(second), jobs);
+  EXPECT_GT(second.steps.size(), 0u);
+  for (const output::ReportJob& j : r2.jobs) EXPECT_TRUE(jobs.count(j.id)) << j.id;
+  ASSERT_FALSE(r2.timelines.empty());
+  for (const output::ReportTimeline& t : r2.timelines) EXPECT_TRUE(jobs.count(t.job)) << t.job;
+
+  auto s = tracker.BuildSnapshot();
+  ASSERT_EQ(s->jobs.size(), jobs.size());
+  size_t steps = 0;
+  for (const JobState& j : s->jobs) {
+    EXPECT_TRUE(j.active);
+    EXPECT_EQ(j.windows, 2u);
+    steps += j.steps.size();
+  }
+  EXPECT_EQ(steps, first_steps + second.steps.size());
 }
 
 }  // namespace
