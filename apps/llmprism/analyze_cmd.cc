@@ -283,6 +283,159 @@ bool WantsCounters(const AnalyzeArgs& args) {
   return kind && *kind == prism::io::InputKind::kPortCountersCsv;
 }
 
+// What analysis reads besides the flow records, when given: the topology and scheduler jobs.
+struct SideInputs {
+  std::optional<prism::Topology> topology;
+  std::optional<prism::io::JobsMap> jobs_map;
+};
+
+StatusOr<SideInputs> ReadSideInputs(const AnalyzeArgs& args, prism::Stats* stats) {
+  SideInputs side;
+  if (!args.topology.empty()) {
+    auto topo = prism::io::ReadTopologyCsv(args.topology, stats);
+    if (!topo) return std::unexpected(topo.error());
+    side.topology = std::move(*topo);
+  }
+  if (!args.jobs_map.empty()) {
+    auto m = prism::io::ReadJobsMap(args.jobs_map, stats);
+    if (!m) return std::unexpected(m.error());
+    side.jobs_map = std::move(*m);
+  }
+  return side;
+}
+
+// Every input's records into `all` (each file's format sniffed; records of implausible duration
+// counted and skipped), each file named as a source of the report.
+Status ReadFlowInputs(const AnalyzeArgs& args, bool progress, prism::flow::FlowTable* all,
+                      prism::PointTable* points, prism::output::ReportBuilder* builder,
+                      prism::Stats* stats) {
+  size_t expected_records = 0;
+  for (const std::string& path : args.inputs) {
+    if (auto kind = prism::io::SniffInputKind(path)) expected_records += EstimateRecords(path, *kind);
+  }
+  all->Reserve(expected_records);
+  const prism::pipeline::ReadOptions read_options = ToReadOptions(args.capture);
+  const prism::pipeline::InputRegistry& readers = prism::pipeline::InputRegistry::Default();
+  // Records ending before they start or lasting implausibly long are counted and skipped here,
+  // before the window cut: one such record would otherwise stretch its window's time axis.
+  prism::pipeline::DurationFilter plausible(all, args.record.max_record_ns(), stats);
+  for (const std::string& path : args.inputs) {
+    ProgressSink sink(&plausible, progress, path);
+    auto read = readers.Read(path, read_options, &sink, points, stats);
+    sink.Done();
+    if (!read) return std::unexpected(read.error());
+    builder->AddSource(path, prism::io::InputKindName(read->kind), read->records);
+  }
+  if (all->empty()) {
+    return MakeError(ErrorCode::kDataLoss, "no usable flow record in {}",
+                     fmt::join(args.inputs, ", "));
+  }
+  return prism::OkStatus();
+}
+
+// What every window's analysis shares: options, inputs besides the records, the baselines carried
+// from window to window, and where results and timings go.
+struct WindowRun {
+  prism::pipeline::WindowOptions options;
+  const prism::Topology* topology = nullptr;
+  const prism::PointTable* points = nullptr;
+  prism::diagnosis::BaselineStore baselines;
+  prism::Stats* stats = nullptr;
+  prism::output::ReportBuilder* builder = nullptr;
+  prism::analysis::StageTimer* timer = nullptr;
+  std::vector<prism::analysis::StageTime>* laps = nullptr;  // null without --timings
+  bool progress = false;
+};
+
+// The sorted records cut into windows and each analysed into the report builder. Consumes `all`.
+void AnalyzeWindows(prism::flow::FlowTable&& all, int64_t window_ns, WindowRun& run) {
+  const int64_t origin_ns = all.start_ns()[0];
+  const std::vector<WindowCut> cuts = CutWindows(all, window_ns);
+  const auto analysis_start = std::chrono::steady_clock::now();
+  for (size_t wi = 0; wi < cuts.size(); ++wi) {
+    const WindowCut& cut = cuts[wi];
+    if (run.progress) {
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - analysis_start).count();
+      std::string eta = wi > 0 ? fmt::format(", ETA {:.0f} s", secs / static_cast<double>(wi) *
+                                                                   static_cast<double>(cuts.size() - wi))
+                               : "";
+      fmt::print(stderr, "\r\x1b[Kanalysing window {}/{} ({} records){}", wi + 1, cuts.size(),
+                 cut.hi - cut.lo, eta);
+    }
+    // Windows before the last are copies; the last one is cut from `all` in place (no second
+    // copy of the columns: a single window costs its records once).
+    prism::flow::FlowTable window;
+    if (wi + 1 < cuts.size()) {
+      window = all.CopyRows(cut.lo, cut.hi);
+    } else {
+      all.KeepRows(cut.lo, cut.hi);
+      window = std::move(all);
+    }
+    prism::pipeline::WindowInputs in;
+    in.start_ns = cut.start_ns;
+    in.end_ns = cut.end_ns;
+    in.topology = run.topology;
+    in.points = run.points;
+    const prism::pipeline::WindowSummary summary = prism::pipeline::AnalyzeWindow(
+        std::move(window), in, run.options, &run.baselines, run.stats, run.builder, run.timer,
+        run.laps);
+    if (summary.jobs == 0) {
+      fmt::print(stderr, "llmprism analyze: warning: window {} to {} ({} records) has no job\n",
+                 Rel(cut.start_ns, origin_ns), Rel(cut.end_ns, origin_ns), summary.records);
+    }
+  }
+  if (run.progress) fmt::print(stderr, "\r\x1b[K");
+}
+
+// Writes one output file with `write`: kInvalidArgument when it cannot be opened, kDataLoss when
+// writing fails, each naming the file and `what` it is.
+template <typename WriteFn>
+Status WriteOutputFile(const std::string& path, const char* what, WriteFn write) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return MakeError(ErrorCode::kInvalidArgument, "{}: cannot open the {} for writing",
+                             path, what);
+  Status written = write(&out);
+  out.close();
+  if (!written || !out) return MakeError(ErrorCode::kDataLoss, "{}: cannot write the {}", path, what);
+  return prism::OkStatus();
+}
+
+// The report JSON, HTML page and Chrome trace, each when asked for.
+Status WriteOutputs(const AnalyzeArgs& args, const prism::output::Report& report, bool progress) {
+  if (!args.report.empty()) {
+    prism::output::ReportJsonOptions json_options;
+    json_options.pp_events = args.pp_events;
+    // Writing every GPU's steps was most of the report's cost at 10,000 GPUs; they go in when
+    // asked for, when PP events (which live in the steps) are, and beside the HTML page and the
+    // trace, which show the same timelines and are checked against the report's.
+    json_options.timelines =
+        args.timelines || args.pp_events || !args.html.empty() || !args.trace.empty();
+    if (auto st = WriteOutputFile(args.report, "report", [&](std::ostream* out) {
+          return prism::output::WriteReportJson(report, out, json_options);
+        }); !st) {
+      return st;
+    }
+  }
+  if (!args.html.empty()) {
+    if (progress) fmt::print(stderr, "writing {}\n", args.html);
+    if (auto st = WriteOutputFile(args.html, "HTML report", [&](std::ostream* out) {
+          return prism::output::WriteHtmlReport(report, out);
+        }); !st) {
+      return st;
+    }
+  }
+  if (!args.trace.empty()) {
+    if (progress) fmt::print(stderr, "writing {}\n", args.trace);
+    prism::output::ChromeTraceOptions trace_options;
+    trace_options.all_gpus = args.trace_all;
+    return WriteOutputFile(args.trace, "trace", [&](std::ostream* out) {
+      return prism::output::WriteChromeTrace(report, out, trace_options);
+    });
+  }
+  return prism::OkStatus();
+}
+
 int RunAnalyze(const AnalyzeArgs& args) {
   auto fail = [](const prism::Error& e) {
     fmt::print(stderr, "llmprism analyze: {}\n", e.message);
@@ -308,20 +461,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
     return fail({ErrorCode::kInvalidArgument, "--window must be at least 0.001 seconds"});
   }
   prism::Stats stats;
-
-  std::optional<prism::Topology> topology;
-  if (!args.topology.empty()) {
-    auto topo = prism::io::ReadTopologyCsv(args.topology, &stats);
-    if (!topo) return fail(topo.error());
-    topology = std::move(*topo);
-  }
-  const prism::Topology* topo = topology ? &*topology : nullptr;
-  std::optional<prism::io::JobsMap> jobs_map;
-  if (!args.jobs_map.empty()) {
-    auto m = prism::io::ReadJobsMap(args.jobs_map, &stats);
-    if (!m) return fail(m.error());
-    jobs_map = std::move(*m);
-  }
+  auto side = ReadSideInputs(args, &stats);
+  if (!side) return fail(side.error());
 
   std::vector<prism::analysis::StageTime> laps;
   prism::analysis::StageTimer timer(args.timings ? &laps : nullptr);
@@ -329,78 +470,29 @@ int RunAnalyze(const AnalyzeArgs& args) {
   prism::flow::FlowTable all;
   prism::output::ReportBuilder builder(args.window_s);
   const bool progress = isatty(STDERR_FILENO) == 1;
-  size_t expected_records = 0;
-  for (const std::string& path : args.inputs) {
-    if (auto kind = prism::io::SniffInputKind(path)) expected_records += EstimateRecords(path, *kind);
-  }
-  all.Reserve(expected_records);
-  const prism::pipeline::ReadOptions read_options = ToReadOptions(args.capture);
-  const prism::pipeline::InputRegistry& readers = prism::pipeline::InputRegistry::Default();
-  // Records ending before they start or lasting implausibly long are counted and skipped here,
-  // before the window cut: one such record would otherwise stretch its window's time axis.
-  prism::pipeline::DurationFilter plausible(&all, args.record.max_record_ns(), &stats);
-  for (const std::string& path : args.inputs) {
-    ProgressSink sink(&plausible, progress, path);
-    auto read = readers.Read(path, read_options, &sink, &points, &stats);
-    sink.Done();
-    if (!read) return fail(read.error());
-    builder.AddSource(path, prism::io::InputKindName(read->kind), read->records);
-  }
-  if (all.empty()) {
-    return fail({ErrorCode::kDataLoss, fmt::format("no usable flow record in {}",
-                                                   fmt::join(args.inputs, ", "))});
+  if (auto st = ReadFlowInputs(args, progress, &all, &points, &builder, &stats); !st) {
+    return fail(st.error());
   }
   const uint64_t total_records = all.size();
   timer.Lap("read", total_records);
   all.SortByStart(threads);
   timer.Lap("sort", total_records);
 
-  prism::pipeline::WindowOptions window_options;
-  window_options.analysis.threads = threads;
-  window_options.diagnosis.k = args.k;
-  prism::diagnosis::BaselineStore baselines;  // carried across windows
-
-  const int64_t origin_ns = all.start_ns()[0];
-  const std::vector<WindowCut> cuts = CutWindows(all, window_ns);
-  const auto analysis_start = std::chrono::steady_clock::now();
-  for (size_t wi = 0; wi < cuts.size(); ++wi) {
-    const WindowCut& cut = cuts[wi];
-    if (progress) {
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - analysis_start).count();
-      std::string eta = wi > 0 ? fmt::format(", ETA {:.0f} s", secs / static_cast<double>(wi) *
-                                                                   static_cast<double>(cuts.size() - wi))
-                               : "";
-      fmt::print(stderr, "\r\x1b[Kanalysing window {}/{} ({} records){}", wi + 1, cuts.size(),
-                 cut.hi - cut.lo, eta);
-    }
-    // Windows before the last are copies; the last one is cut from `all` in place (no second
-    // copy of the columns: a single window costs its records once).
-    prism::flow::FlowTable window;
-    if (wi + 1 < cuts.size()) {
-      window = all.CopyRows(cut.lo, cut.hi);
-    } else {
-      all.KeepRows(cut.lo, cut.hi);
-      window = std::move(all);
-    }
-    prism::pipeline::WindowInputs in;
-    in.start_ns = cut.start_ns;
-    in.end_ns = cut.end_ns;
-    in.topology = topo;
-    in.points = &points;
-    const prism::pipeline::WindowSummary summary = prism::pipeline::AnalyzeWindow(
-        std::move(window), in, window_options, &baselines, &stats, &builder, &timer,
-        args.timings ? &laps : nullptr);
-    if (summary.jobs == 0) {
-      fmt::print(stderr, "llmprism analyze: warning: window {} to {} ({} records) has no job\n",
-                 Rel(cut.start_ns, origin_ns), Rel(cut.end_ns, origin_ns), summary.records);
-    }
-  }
-  if (progress) fmt::print(stderr, "\r\x1b[K");
+  WindowRun run;
+  run.options.analysis.threads = threads;
+  run.options.diagnosis.k = args.k;
+  run.topology = side->topology ? &*side->topology : nullptr;
+  run.points = &points;
+  run.stats = &stats;
+  run.builder = &builder;
+  run.timer = &timer;
+  run.laps = args.timings ? &laps : nullptr;
+  run.progress = progress;
+  AnalyzeWindows(std::move(all), window_ns, run);
   builder.SetInputStats(stats);
   prism::output::Report report = builder.Build();
   timer.Lap("report_build", total_records);
-  if (jobs_map) {
+  if (const auto& jobs_map = side->jobs_map) {
     const prism::output::SchedulerMatch m = prism::output::ApplySchedulerJobs(*jobs_map, &report);
     fmt::print(stderr,
                "llmprism analyze: --jobs-map {}: {} scheduler jobs from {} lines ({} bad lines "
@@ -409,54 +501,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
                args.jobs_map, jobs_map->jobs.size(), jobs_map->lines, jobs_map->bad_lines,
                jobs_map->pending_lines, m.jobs_named, report.jobs.size(), m.mismatches);
   }
-
-  if (!args.report.empty()) {
-    std::ofstream out(args.report, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return fail({ErrorCode::kInvalidArgument,
-                   fmt::format("{}: cannot open the report for writing", args.report)});
-    }
-    prism::output::ReportJsonOptions json_options;
-    json_options.pp_events = args.pp_events;
-    // Writing every GPU's steps was most of the report's cost at 10,000 GPUs; they go in when
-    // asked for, when PP events (which live in the steps) are, and beside the HTML page and the
-    // trace, which show the same timelines and are checked against the report's.
-    json_options.timelines =
-        args.timelines || args.pp_events || !args.html.empty() || !args.trace.empty();
-    auto written = prism::output::WriteReportJson(report, &out, json_options);
-    out.close();
-    if (!written || !out) {
-      return fail({ErrorCode::kDataLoss, fmt::format("{}: cannot write the report", args.report)});
-    }
-  }
-  if (!args.html.empty()) {
-    if (progress) fmt::print(stderr, "writing {}\n", args.html);
-    std::ofstream out(args.html, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return fail({ErrorCode::kInvalidArgument,
-                   fmt::format("{}: cannot open the HTML report for writing", args.html)});
-    }
-    auto written = prism::output::WriteHtmlReport(report, &out);
-    out.close();
-    if (!written || !out) {
-      return fail({ErrorCode::kDataLoss, fmt::format("{}: cannot write the HTML report", args.html)});
-    }
-  }
-  if (!args.trace.empty()) {
-    if (progress) fmt::print(stderr, "writing {}\n", args.trace);
-    std::ofstream out(args.trace, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return fail({ErrorCode::kInvalidArgument,
-                   fmt::format("{}: cannot open the trace for writing", args.trace)});
-    }
-    prism::output::ChromeTraceOptions trace_options;
-    trace_options.all_gpus = args.trace_all;
-    auto written = prism::output::WriteChromeTrace(report, &out, trace_options);
-    out.close();
-    if (!written || !out) {
-      return fail({ErrorCode::kDataLoss, fmt::format("{}: cannot write the trace", args.trace)});
-    }
-  }
+  if (auto st = WriteOutputs(args, report, progress); !st) return fail(st.error());
   fmt::print("{}", prism::output::FormatSummary(report, isatty(STDOUT_FILENO) == 1));
   std::fflush(stdout);
   timer.Lap("write_outputs", total_records);
