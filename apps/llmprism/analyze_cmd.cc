@@ -393,11 +393,14 @@ void AnalyzeWindows(prism::flow::FlowTable&& all, int64_t window_ns, WindowRun& 
 template <typename WriteFn>
 Status WriteOutputFile(const std::string& path, const char* what, WriteFn write) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return MakeError(ErrorCode::kInvalidArgument, "{}: cannot open the {} for writing",
-                             path, what);
+  if (!out) {
+    return MakeError(ErrorCode::kInvalidArgument, "{}: cannot open the {} for writing", path, what);
+  }
   Status written = write(&out);
   out.close();
-  if (!written || !out) return MakeError(ErrorCode::kDataLoss, "{}: cannot write the {}", path, what);
+  if (!written || !out) {
+    return MakeError(ErrorCode::kDataLoss, "{}: cannot write the {}", path, what);
+  }
   return prism::OkStatus();
 }
 
