@@ -5,7 +5,8 @@ For each variant: `llmprism analyze capture.pcap.zst --topology topology.csv --r
 report.json --timelines`, then `llmprism eval --truth truth.json --report report.json --json`. Prints one
 markdown table (one row per variant), then per variant what went wrong: mislabelled, missing and
 extra pairs (with each GPU's role in the truth: rank, stage s, DP index d, TP index t), the layout
-found, and the warning+ findings. With --check, compares every variant with
+found, and the warning+ findings ("unexplained": matching no injected fault, and for slow_step
+not over steps that the truth's own step times show slow). With --check, compares every variant with
 tests/realtraffic/thresholds.json (or --thresholds FILE, e.g. tests/realtraffic/floor.json) and
 exits 1 if any threshold is missed.
 
@@ -41,6 +42,46 @@ def roles(truth):
 
 def warning_findings(report):
     return [f for f in report.get("findings", []) if f.get("severity") in ("warning", "critical")]
+
+
+# A slow_step finding that no injected fault explains is still right when the truth's own step
+# times (logged by the ranks) show a step this much above the job's median within the finding's
+# span: the capture host's load slowed the job, and the truth's fault list does not say so.
+TRUTH_SLOWDOWN = 1.10
+
+
+def slowdown_in_truth(finding, truth):
+    """The slowest truth step of the finding's job within its span (per step, the median over the
+    job's GPUs) / the job's median step time; None if the span holds no truth step."""
+    job = next((j for j in truth["jobs"] if j["id"] == finding.get("job")), None)
+    gpus = set(job["gpus"]) if job else set()
+    median = lambda v: sorted(v)[len(v) // 2]  # noqa: E731
+    per_step, inside = {}, set()
+    for t in truth["timelines"]:
+        if t["gpu"] not in gpus:
+            continue
+        for k, s in enumerate(t["steps"]):
+            per_step.setdefault(k, []).append(s["end_ns"] - s["start_ns"])
+            if s["end_ns"] > finding["start_ns"] and s["start_ns"] < finding["end_ns"]:
+                inside.add(k)
+    if not inside:
+        return None
+    step = {k: median(v) for k, v in per_step.items()}
+    return max(step[k] for k in inside) / median(list(step.values()))
+
+
+def unexplained_warnings(report, truth, m):
+    """Warning+ findings that match no injected fault (eval's false positives), less slow_step
+    findings over steps the truth itself shows slow (TRUTH_SLOWDOWN)."""
+    fp = set(m["details"].get("false_positive_findings", []))
+    n = 0
+    for i, f in enumerate(report.get("findings", [])):
+        if i not in fp or f.get("severity") not in ("warning", "critical"):
+            continue
+        ratio = slowdown_in_truth(f, truth) if f.get("kind") == "slow_step" else None
+        if ratio is None or ratio < TRUTH_SLOWDOWN:
+            n += 1
+    return n
 
 
 def details(variant, truth, report, m):
@@ -92,9 +133,19 @@ def details(variant, truth, report, m):
                      f"report steps per GPU {min(rsteps, default=0)}-{max(rsteps, default=0)} "
                      f"(truth {min(tsteps, default=0)}), median {fmt(median, 3)} s "
                      f"(truth {fmt(tmedian, 3)} s)")
-    for f in warning_findings(report)[:8]:
+    fp = set(m["details"].get("false_positive_findings", []))
+    shown = 0
+    for i, f in enumerate(report.get("findings", [])):
+        if f.get("severity") not in ("warning", "critical") or shown == 8:
+            continue
+        shown += 1
+        note = ""
+        if i in fp:
+            ratio = slowdown_in_truth(f, truth) if f.get("kind") == "slow_step" else None
+            note = (" [no injected fault; slowest truth step there " +
+                    (f"{ratio:.2f}x" if ratio else "n/a") + " the median]")
         lines.append(f"- finding {f['severity']} {f['kind']} gpus {len(f.get('gpus', []))} "
-                     f"switches {f.get('switches', [])}: {f.get('summary', '')}")
+                     f"switches {f.get('switches', [])}: {f.get('summary', '')}{note}")
     n = len(warning_findings(report))
     if n > 8:
         lines.append(f"- ... {n - 8} more warning+ findings")
@@ -158,6 +209,7 @@ def main():
         row = dict(m)
         row["pairs_extra_labelled"] = c["pairs_extra_labelled"]
         row["warning_findings"] = len(warning_findings(report))
+        row["unexplained_warnings"] = unexplained_warnings(report, truth, m)
         row["ranks"] = sum(len(j["gpus"]) for j in truth["jobs"])
         row["truth_steps"] = c["truth_steps"]
         row["records"] = report["input"].get("records_read", 0)
@@ -177,7 +229,8 @@ def main():
             ("step_error_p99", "step err p99", 4), ("step_error_max", "step err max", 4),
             ("steps_matched_fraction", "steps matched", 3), ("faults_precision", "faults P", 3),
             ("faults_recall", "faults R", 3), ("faults_localized_fraction", "localized", 3),
-            ("faults_cause_fraction", "cause", 3), ("warning_findings", "warning+ findings", 0)]
+            ("faults_cause_fraction", "cause", 3), ("warning_findings", "warning+ findings", 0),
+            ("unexplained_warnings", "of them unexplained", 0)]
     print("| variant | " + " | ".join(c[1] for c in cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
     for v, row in rows:

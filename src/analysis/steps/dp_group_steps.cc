@@ -139,24 +139,33 @@ std::vector<Activity> JoinCollectiveFragments(const std::vector<Activity>& acts,
 
 namespace {
 
-// The transfer index at which `act` splits into two phases of equal bytes (within `balance`) at a
-// burst boundary, or 0 if there is none.
-size_t PhaseSplit(const Activity& act, const std::vector<Activity>& bursts,
-                  const std::vector<uint64_t>& cum_bytes, double balance) {
+// The transfer index at which `act` splits into two phases of equal bytes (within `balance`),
+// the closest to equal among the transfers `may_split` accepts, or 0 if there is none.
+template <typename MaySplit>
+size_t PhaseSplit(const Activity& act, const std::vector<uint64_t>& cum_bytes, double balance,
+                  MaySplit may_split) {
   const double total = double(cum_bytes[act.last + 1] - cum_bytes[act.first]);
   if (total <= 0) return 0;
-  auto it = std::upper_bound(bursts.begin(), bursts.end(), act.first,
-                             [](size_t i, const Activity& b) { return i < b.first; });
   size_t best = 0;
   double best_off = balance;
-  for (; it != bursts.end() && it->first <= act.last; ++it) {
-    const double off = std::fabs(double(cum_bytes[it->first] - cum_bytes[act.first]) / total - 0.5);
+  for (size_t i = act.first + 1; i <= act.last; ++i) {
+    if (!may_split(i)) continue;
+    const double off = std::fabs(double(cum_bytes[i] - cum_bytes[act.first]) / total - 0.5);
     if (off <= best_off) {
       best_off = off;
-      best = it->first;
+      best = i;
     }
   }
   return best;
+}
+
+// Median end-to-end period of consecutive activities (0 with fewer than 3).
+int64_t MedianPeriod(const std::vector<Activity>& acts) {
+  if (acts.size() < 3) return 0;
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < acts.size(); ++i) gaps.push_back(acts[i].end_ns - acts[i - 1].end_ns);
+  std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+  return gaps[gaps.size() / 2];
 }
 
 }  // namespace
@@ -176,12 +185,34 @@ std::vector<Activity> DpActivities(std::vector<DpTransfer> transfers, int64_t wi
       MergeAlternatingSteps(SegmentSteps(starts, ends, options, &bursts),
                             options.min_step_gap_ratio),
       transfers);
-  // Two-phase DP: cut each activity back to its first phase where most activities split.
+  // Two-phase DP: cut each activity back to its first phase where most activities split at a
+  // burst boundary (an idle gap BOCD cut).
+  std::vector<bool> at_burst(transfers.size(), false);
+  for (const Activity& b : bursts) at_burst[b.first] = true;
   std::vector<size_t> split(acts.size());
   size_t two_phase = 0;
   for (size_t k = 0; k < acts.size(); ++k) {
-    split[k] = PhaseSplit(acts[k], bursts, cum_bytes, options.phase_balance);
+    split[k] = PhaseSplit(acts[k], cum_bytes, options.phase_balance,
+                          [&](size_t i) { return at_burst[i]; });
     if (split[k] != 0) ++two_phase;
+  }
+  // In a two-phase group, every activity is split where its halves meet at a burst boundary or at
+  // an idle time of the whole group of at least min_phase_gap_share of a step. BOCD reads a lone
+  // long interval among many short ones as an outlier more often when records are finer (one per
+  // packet, short flowlets), while the group's idle time at the optimizer is the same however the
+  // exporter cut the records. Not for deciding that the group is two-phase: a ring all-reduce is
+  // a reduce-scatter and an all-gather of equal bytes, and on a loaded host it can idle for
+  // milliseconds between them.
+  if (two_phase >= 2 && 2 * two_phase > acts.size()) {
+    const int64_t min_gap_ns = int64_t(options.min_phase_gap_share * double(MedianPeriod(acts)));
+    std::vector<bool> may_split = at_burst;
+    for (int64_t i = 1, latest_end = ends[0]; i < int64_t(transfers.size()); ++i) {
+      if (min_gap_ns > 0 && starts[i] - latest_end >= min_gap_ns) may_split[i] = true;
+      latest_end = std::max(latest_end, ends[i]);
+    }
+    for (size_t k = 0; k < acts.size(); ++k)
+      split[k] = PhaseSplit(acts[k], cum_bytes, options.phase_balance,
+                            [&](size_t i) { return may_split[i]; });
   }
   if (two_phase >= 2 && 2 * two_phase > acts.size()) {
     std::vector<Activity> first_phases;
@@ -198,10 +229,7 @@ std::vector<Activity> DpActivities(std::vector<DpTransfer> transfers, int64_t wi
     acts = std::move(first_phases);
   }
   if (acts.size() >= 3) {
-    std::vector<int64_t> gaps;
-    for (size_t i = 1; i < acts.size(); ++i) gaps.push_back(acts[i].end_ns - acts[i - 1].end_ns);
-    std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
-    const int64_t step = gaps[gaps.size() / 2];
+    const int64_t step = MedianPeriod(acts);
     if (window_end_ns - acts.back().end_ns < int64_t(tail_guard_steps * double(step)))
       acts.pop_back();
   }

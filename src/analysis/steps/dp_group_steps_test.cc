@@ -77,6 +77,42 @@ TEST(DpActivities, TwoPhaseDpEndsAtTheGradientPhase) {
   }
 }
 
+// Each transfer as `pieces` records of equal bytes: what an exporter that writes one record per
+// packet (or per short flowlet) makes of it. The pieces keep the transfer's start and end, with
+// idle gaps of up to 20% of a piece between them, as packets of a TCP stream come.
+std::vector<DpTransfer> Fine(const std::vector<DpTransfer>& transfers, int pieces, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> busy(0.8, 1.0);
+  std::vector<DpTransfer> out;
+  for (const DpTransfer& t : transfers) {
+    const int64_t len = (t.end_ns - t.start_ns) / pieces;
+    for (int i = 0; i < pieces; ++i) {
+      const int64_t start = t.start_ns + i * len;
+      const int64_t end = i + 1 == pieces ? t.end_ns : start + int64_t(busy(rng) * double(len));
+      out.push_back({start, end, t.bytes / pieces, t.sender});
+    }
+  }
+  return out;
+}
+
+// The same steps from the same traffic cut into per-packet records: the optimizer's idle gap is
+// the same on the wire, however many records the burst detector sees around it.
+TEST(DpActivities, TwoPhaseDpWhateverTheRecordGranularity) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    for (double wait_ms : {0.0, 2.5, 20.0}) {
+      DpSeries s = Steps(30, 1000, true, wait_ms, seed);
+      const int64_t window_end = s.transfers.back().end_ns + 500 * kMs;
+      const auto coarse = DpActivities(s.transfers, window_end, 0.25, DpGroupSegmenterOptions());
+      const auto fine = DpActivities(Fine(s.transfers, 8, seed), window_end, 0.25,
+                                     DpGroupSegmenterOptions());
+      ASSERT_EQ(fine.size(), coarse.size()) << seed << " " << wait_ms;
+      for (size_t k = 0; k < fine.size(); ++k)
+        EXPECT_EQ(fine[k].end_ns, coarse[k].end_ns) << seed << " " << wait_ms << " step " << k;
+      EXPECT_GE(ExpectEndsOnGradients(s, fine), 28u) << seed << " " << wait_ms;
+    }
+  }
+}
+
 TEST(DpActivities, AllReduceUnchanged) {
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     for (double wait_ms : {0.01, 150.0}) {

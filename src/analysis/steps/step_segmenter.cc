@@ -94,23 +94,26 @@ std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<co
 
 namespace {
 
-// How irregular the steps are when cut at idle gaps above exp(threshold): the larger of
-// q90 / median and median / q10 of their start-to-start periods (1 = all equal); infinity for
-// fewer than 3 steps. Quantiles, not a spread around the median: a cut at a collective's buckets
-// makes most periods short and alike, with the step gap's long periods a minority that a median
-// deviation would not see.
-// Infinity too when the cut leaves a quarter of the series in stretches that look like several
-// steps run together: longer than `max_irregularity` median periods and holding at least three
-// times the median period's bursts. A cut that only the gaps of a slow spell pass (a degraded
-// link stretching steps and their idle gaps for half a window) is regular within the spell and
-// leaves the busy rest of the series uncut; a long pause (a checkpoint, the wait before the first
-// step) is long but not busy.
-double PeriodIrregularity(const std::vector<Activity>& bursts, double log_threshold,
-                          double max_irregularity) {
-  struct Period {
-    double ns;
-    size_t bursts;
-  };
+// Idle time before each transfer (from the latest end so far; 0 for the first): what the final
+// pass of SegmentSteps compares with the threshold.
+std::vector<int64_t> IdleBefore(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns) {
+  std::vector<int64_t> idle(start_ns.size(), 0);
+  int64_t latest_end = end_ns.empty() ? 0 : end_ns[0];
+  for (size_t i = 1; i < start_ns.size(); ++i) {
+    idle[i] = start_ns[i] - latest_end;
+    latest_end = std::max(latest_end, end_ns[i]);
+  }
+  return idle;
+}
+
+// One step of a cut: its start-to-start length and how many bursts it holds.
+struct Period {
+  double ns;
+  size_t bursts;
+};
+
+// The steps of the cut at gaps between bursts above exp(log_threshold), the tail last.
+std::vector<Period> PeriodsAtBurstGaps(const std::vector<Activity>& bursts, double log_threshold) {
   std::vector<Period> periods;
   int64_t step_start = bursts[0].start_ns;
   size_t first_burst = 0;
@@ -121,32 +124,80 @@ double PeriodIrregularity(const std::vector<Activity>& bursts, double log_thresh
     step_start = bursts[i + 1].start_ns;
     first_burst = i + 1;
   }
-  if (periods.size() < 3) return INFINITY;
+  int64_t series_end = 0;
+  for (const Activity& b : bursts) series_end = std::max(series_end, b.end_ns);
+  periods.push_back({double(series_end - step_start), bursts.size() - first_burst});
+  return periods;
+}
+
+// The steps of the cut as the final pass of SegmentSteps makes it, at every transfer whose idle
+// time exceeds exp(log_threshold) (`idle_ns`: IdleBefore), the tail last.
+std::vector<Period> PeriodsAtIdleGaps(const std::vector<Activity>& bursts,
+                                      std::span<const int64_t> start_ns,
+                                      std::span<const int64_t> end_ns,
+                                      const std::vector<int64_t>& idle_ns, double log_threshold) {
+  const int64_t threshold_ns = static_cast<int64_t>(std::exp(log_threshold));
+  // Bursts that begin among transfers [0, i): bursts are in transfer order.
+  auto bursts_before = [&](size_t i) {
+    return size_t(std::lower_bound(bursts.begin(), bursts.end(), i,
+                                   [](const Activity& b, size_t x) { return b.first < x; }) -
+                  bursts.begin());
+  };
+  std::vector<Period> periods;
+  size_t step_first = 0;
+  for (size_t i = 1; i < start_ns.size(); ++i) {
+    if (idle_ns[i] <= threshold_ns) continue;
+    periods.push_back({double(start_ns[i] - start_ns[step_first]),
+                       std::max<size_t>(1, bursts_before(i) - bursts_before(step_first))});
+    step_first = i;
+  }
+  const int64_t series_end = *std::max_element(end_ns.begin(), end_ns.end());
+  periods.push_back({double(series_end - start_ns[step_first]),
+                     std::max<size_t>(1, bursts.size() - bursts_before(step_first))});
+  return periods;
+}
+
+// How irregular the steps of a cut are (`periods`, the tail last): the larger of q90 / median
+// and median / q10 of their start-to-start periods (1 = all equal); infinity for fewer than 3
+// steps. Quantiles, not a spread around the median: a cut at a collective's buckets makes most
+// periods short and alike, with the step gap's long periods a minority that a median deviation
+// would not see.
+// Infinity too when the cut leaves a quarter of the series in stretches that look like several
+// steps run together: longer than `max_irregularity` median periods and holding at least three
+// times the median period's bursts. A cut that only the gaps of a slow spell pass (a degraded
+// link stretching steps and their idle gaps for half a window) is regular within the spell and
+// leaves the busy rest of the series uncut; a long pause (a checkpoint, the wait before the first
+// step) is long but not busy.
+double PeriodIrregularity(const std::vector<Period>& periods, double max_irregularity) {
+  if (periods.size() < 4) return INFINITY;  // fewer than 3 steps besides the tail
   std::vector<double> ns, counts;
-  for (const Period& p : periods) {
-    ns.push_back(p.ns);
-    counts.push_back(double(p.bursts));
+  double series_ns = 0;
+  for (size_t i = 0; i < periods.size(); ++i) {
+    series_ns += periods[i].ns;
+    if (i + 1 == periods.size()) break;  // the tail is no whole step
+    ns.push_back(periods[i].ns);
+    counts.push_back(double(periods[i].bursts));
   }
   std::sort(ns.begin(), ns.end());
   const size_t n = ns.size();
   const double q10 = ns[n / 10], median = ns[n / 2], q90 = ns[n - 1 - n / 10];
   if (q10 <= 0) return INFINITY;
   const double median_bursts = MedianInPlace(counts);
-  int64_t series_end = 0;
-  for (const Activity& b : bursts) series_end = std::max(series_end, b.end_ns);
-  periods.push_back({double(series_end - step_start), bursts.size() - first_burst});  // the tail
   double run_together_ns = 0;
   for (const Period& p : periods)
     if (p.ns > median * max_irregularity && double(p.bursts) >= 3 * median_bursts)
       run_together_ns += p.ns;
-  if (run_together_ns * 4 > double(series_end - bursts[0].start_ns)) return INFINITY;
+  if (run_together_ns * 4 > series_ns) return INFINITY;
   return std::max(q90 / median, median / q10);
 }
 
 }  // namespace
 
-int64_t StepGapThreshold(const std::vector<Activity>& bursts, const StepSegmenterOptions& options) {
+int64_t StepGapThreshold(const std::vector<Activity>& bursts, std::span<const int64_t> start_ns,
+                         std::span<const int64_t> end_ns, const StepSegmenterOptions& options) {
   if (bursts.size() < 2) return INT64_MAX;
+  const std::vector<int64_t> idle_ns =
+      options.judge_cut_on_transfers ? IdleBefore(start_ns, end_ns) : std::vector<int64_t>{};
   std::vector<double> log_gap(bursts.size() - 1);
   for (size_t i = 0; i + 1 < bursts.size(); ++i)
     log_gap[i] = std::log(double(std::max(options.min_interval_ns,
@@ -164,7 +215,15 @@ int64_t StepGapThreshold(const std::vector<Activity>& bursts, const StepSegmente
       if (jump < std::log(min_jump)) continue;
       const double t = (log_gap[i] + log_gap[i + 1]) / 2;
       if (t <= above) continue;
-      const double spread = PeriodIrregularity(bursts, t, options.max_period_irregularity);
+      // Judged on the gaps between bursts, and as the final pass cuts: a step gap the burst
+      // detector ran over (finer records give it more, shorter intervals to learn from) still
+      // ends a step, and without it a regular cut can look irregular.
+      double spread =
+          PeriodIrregularity(PeriodsAtBurstGaps(bursts, t), options.max_period_irregularity);
+      if (options.judge_cut_on_transfers)
+        spread = std::min(spread, PeriodIrregularity(
+                                      PeriodsAtIdleGaps(bursts, start_ns, end_ns, idle_ns, t),
+                                      options.max_period_irregularity));
       if (std::isnan(regular) && spread <= options.max_period_irregularity) regular = t;
       if (keep_most_regular && spread < best_spread) {
         best_spread = spread;
@@ -202,7 +261,7 @@ std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
     bursts.clear();
     for (size_t i = 0; i < start_ns.size(); ++i) bursts.push_back({i, i, start_ns[i], end_ns[i]});
   }
-  const int64_t threshold = StepGapThreshold(bursts, options);
+  const int64_t threshold = StepGapThreshold(bursts, start_ns, end_ns, options);
   Activity cur{0, 0, start_ns[0], end_ns[0]};
   for (size_t i = 1; i < start_ns.size(); ++i) {
     if (start_ns[i] - cur.end_ns > threshold) {

@@ -42,12 +42,28 @@ struct StepSegmenterOptions {
   double max_period_irregularity = 1.6;
   // With no regular cut at a min_step_gap_ratio jump, the lowest regular cut at a jump of this.
   double min_regular_gap_ratio = 1.3;
+  // Also judge a cut as the final pass makes it, at every transfer's idle gap, not only at the
+  // gaps between bursts (StepGapThreshold). For the steps of DP groups: a step gap the burst
+  // detector ran over still ends a step there. Not for a pair's own segments in classification,
+  // whose rules read the order of directions within the shorter segments the bursts give (a
+  // tensor-parallel pair cut only at its training steps looks like an unordered collective).
+  bool judge_cut_on_transfers = false;
   // Two-phase DP (dp_group_steps.h): a step's DP bytes split in halves within this share.
   double phase_balance = 0.1;
+  // ... at an idle gap BOCD cut, or at an idle time of the whole group of at least this share of
+  // the step period (the optimizer between the phases; a ring's steps idle for far less).
+  double min_phase_gap_share = 0.02;
   size_t max_run_lengths = 32;      // bounds BOCD cost per point
   double min_log_sigma = 0.3;       // prior noise scale of log intervals, clamped to this range
   double max_log_sigma = 0.5;
 };
+
+// The options for the steps of DP groups (judge_cut_on_transfers).
+inline StepSegmenterOptions DpGroupSegmenterOptions() {
+  StepSegmenterOptions o;
+  o.judge_cut_on_transfers = true;
+  return o;
+}
 
 // Index range [first, last] of the transfers of one step's activity, with its time span.
 struct Activity {
@@ -59,8 +75,10 @@ struct Activity {
 std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns,
                                  const StepSegmenterOptions& options);
 
-// The idle gap (ns) above which a gap between bursts separates steps (see above).
-int64_t StepGapThreshold(const std::vector<Activity>& bursts, const StepSegmenterOptions& options);
+// The idle gap (ns) above which a gap between bursts separates steps (see above). `bursts` are
+// FindBursts' of the transfers `start_ns` / `end_ns` (or the transfers themselves, one each).
+int64_t StepGapThreshold(const std::vector<Activity>& bursts, std::span<const int64_t> start_ns,
+                         std::span<const int64_t> end_ns, const StepSegmenterOptions& options);
 
 // Per-step activities: transfers in order, a new step wherever the idle time since the latest end
 // so far exceeds StepGapThreshold(FindBursts(...)) — also where BOCD missed the cut. If `bursts`

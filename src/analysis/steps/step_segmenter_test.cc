@@ -111,6 +111,35 @@ TEST(StepSegmenter, ASlowSpellDoesNotHideTheStepsAroundIt) {
   ExpectSteps(s, SegmentSteps(s.start, s.end, {}));
 }
 
+// Step gaps (70 ms) less than 3x the gaps inside a step (40 ms), and the burst detector ran over
+// a quarter of the step gaps (their bursts span two steps): judged at the gaps between bursts
+// alone no cut is regular and every burst gap becomes a step gap; judged as the final pass cuts,
+// at every transfer's idle time, the step gap is regular.
+TEST(StepGapThreshold, AStepGapInsideABurstStillCountsForDpGroups) {
+  std::vector<int64_t> start, end;
+  std::vector<Activity> bursts;
+  int64_t t = 0;
+  for (int k = 0; k < 20; ++k) {
+    for (int c = 0; c < 4; ++c) {
+      const size_t i = start.size();
+      start.push_back(t + c * 50 * kMs);
+      end.push_back(t + c * 50 * kMs + 10 * kMs);
+      const bool joined = k % 4 == 3 && c == 0;  // this step's first burst began in the last step
+      if (joined) {
+        bursts.back().last = i;
+        bursts.back().end_ns = end.back();
+      } else {
+        bursts.push_back({i, i, start.back(), end.back()});
+      }
+    }
+    t += 230 * kMs;  // 4 chunks of 10 ms, 40 ms apart, then a 70 ms step gap
+  }
+  const int64_t as_dp_group = StepGapThreshold(bursts, start, end, DpGroupSegmenterOptions());
+  EXPECT_GT(as_dp_group, 40 * kMs);
+  EXPECT_LT(as_dp_group, 70 * kMs);
+  EXPECT_LT(StepGapThreshold(bursts, start, end, {}), 40 * kMs);
+}
+
 TEST(StepSegmenter, OneTransferPerStep) {
   Series s = DpBursts(40, 1000, 1, 50, 0, 3);
   ExpectSteps(s, SegmentSteps(s.start, s.end, {}));

@@ -19,7 +19,7 @@
 namespace prism::analysis {
 
 struct TimelineOptions {
-  StepSegmenterOptions steps;
+  StepSegmenterOptions steps = DpGroupSegmenterOptions();
   // The last DP activity is dropped when it ends closer than this share of a step to the window
   // end: the rest of its burst may lie beyond the window.
   double tail_guard_steps = 0.25;
