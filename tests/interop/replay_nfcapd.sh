@@ -28,9 +28,15 @@ replay_into() {
   local port
   port=$(free_port)
   mkdir -p "$dir/$tag"
-  nfcapd -b 127.0.0.1 -p "$port" -w "$dir/$tag" -t 60 > "$dir/$tag.nfcapd.log" 2>&1 &
+  # A socket buffer of 8 MB: on a loaded machine nfcapd may not be scheduled for a while, and
+  # the kernel's default buffer then overflows at 100k records/s (records lost before nfcapd).
+  nfcapd -b 127.0.0.1 -p "$port" -B 8000000 -w "$dir/$tag" -t 60 > "$dir/$tag.nfcapd.log" 2>&1 &
   nf_pid=$!
-  sleep 0.5
+  # Until nfcapd has bound its port (bounded): datagrams sent before are refused, not stored.
+  for _ in $(seq 100); do
+    ss -Hln -u "sport = :$port" | grep -q . && break
+    sleep 0.1
+  done
   "$bin" replay "$dir/sim/flows.ipfix" --to "127.0.0.1:$port" --rate 100000 "$@" \
     > "$dir/$tag.replay.log" 2>&1
   sleep 1
