@@ -114,6 +114,158 @@ void EmitStorageTraffic(const SimConfig& config, const Cluster& cluster,
   }
 }
 
+// The faults of the scenario, installed: capacity faults on the network (and watched by the
+// emitter, so the truth can name the jobs they touched); stragglers per job, for the job runners.
+struct FaultPlan {
+  std::vector<std::vector<StragglerSpan>> stragglers;  // by job
+  std::vector<size_t> watched_index;  // by fault: its index among the watched ones, or SIZE_MAX
+};
+
+FaultPlan InstallFaults(const SimConfig& config, const Cluster& cluster, int64_t window_start,
+                        Network* net, RecordEmitter* emitter) {
+  FaultPlan plan;
+  plan.stragglers.resize(config.jobs.size());
+  plan.watched_index.assign(config.faults.size(), SIZE_MAX);
+  size_t watched = 0;
+  for (size_t i = 0; i < config.faults.size(); ++i) {
+    const FaultConfig& f = config.faults[i];
+    int64_t s = window_start + SecondsToNs(f.start_s), e = window_start + SecondsToNs(f.end_s);
+    if (f.kind == FaultKind::kStraggler) {
+      plan.stragglers[f.job].push_back({f.rank, f.factor, s, e});
+    } else if (f.kind == FaultKind::kStall) {
+      // Applied to the job's runner once it exists (MakeJobRunners).
+    } else {
+      CapacityFault cf{cluster.FindSwitch(f.switch_a),
+                       f.kind == FaultKind::kCongestedLink ? cluster.FindSwitch(f.switch_b) : -1,
+                       f.factor, s, e};
+      if (f.kind == FaultKind::kDegradedLink) {
+        cf.switch_a = -1;
+        cf.endpoint = config.jobs[f.job].first_host * kGpusPerHost + f.rank;
+      }
+      net->AddFault(cf);
+      emitter->WatchFault(cf);
+      plan.watched_index[i] = watched++;
+    }
+  }
+  return plan;
+}
+
+std::vector<std::unique_ptr<JobRunner>> MakeJobRunners(const SimConfig& config,
+                                                       const Cluster& cluster, const FaultPlan& plan,
+                                                       int64_t sim_start, int64_t window_start,
+                                                       Network* net, RecordEmitter* emitter) {
+  std::vector<std::unique_ptr<JobRunner>> jobs;
+  for (size_t i = 0; i < config.jobs.size(); ++i)
+    jobs.push_back(std::make_unique<JobRunner>(int(i), config.jobs[i], &cluster, net, emitter,
+                                               plan.stragglers[i], config.seed, sim_start,
+                                               config.noise.post_jitter_us));
+  for (const FaultConfig& f : config.faults) {
+    if (f.kind == FaultKind::kStall)
+      jobs[f.job]->AddStall(window_start + SecondsToNs(f.start_s), window_start + SecondsToNs(f.end_s));
+  }
+  return jobs;
+}
+
+// The truth of job `index`: its layout, GPUs by stage, hosts, and each GPU's steps that lie wholly
+// inside the window (appended to `timelines`).
+TruthJob DescribeJob(const JobRunner& job, size_t index, const Cluster& cluster,
+                     int64_t window_start, int64_t window_end,
+                     std::vector<TruthTimeline>* timelines) {
+  const JobConfig& jc = job.config();
+  TruthJob tj;
+  tj.id = fmt::format("job{}", index);
+  tj.dp = jc.dp;
+  tj.pp = jc.pp;
+  tj.tp = jc.tp;
+  tj.microbatches = jc.microbatches;
+  tj.schedule = jc.schedule == Schedule::kGPipe ? "gpipe" : "1f1b";
+  tj.zero = jc.zero;
+  tj.stages.resize(jc.pp);
+  for (int r = 0; r < job.num_ranks(); ++r) {
+    int e = job.Endpoint(r);
+    tj.gpus.push_back(IpName(cluster, e));
+    tj.stages[job.StageOfRank(r)].push_back(IpName(cluster, e));
+    std::string host = cluster.HostName(cluster.HostOf(e));
+    if (tj.hosts.empty() || tj.hosts.back() != host) tj.hosts.push_back(host);
+    TruthTimeline tl;
+    tl.gpu = IpName(cluster, e);
+    tl.job = tj.id;
+    const auto& steps = job.Steps(r);
+    for (size_t k = 1; k < steps.size(); ++k) {
+      TruthStep ts{steps[k - 1].end_ns, steps[k].end_ns, steps[k].dp_start_ns,
+                   steps[k].dp_end_ns};
+      if (ts.start_ns >= window_start && ts.end_ns <= window_end) tl.steps.push_back(ts);
+    }
+    timelines->push_back(std::move(tl));
+  }
+  return tj;
+}
+
+// Pairs, in address order, labelled by the job that owns both GPUs.
+std::vector<TruthPair> DescribePairs(const Cluster& cluster,
+                                     const std::vector<std::unique_ptr<JobRunner>>& jobs,
+                                     const RecordEmitter& emitter) {
+  std::vector<TruthPair> pairs;
+  std::vector<int> job_of(cluster.num_gpus(), -1);
+  for (size_t i = 0; i < jobs.size(); ++i)
+    for (int r = 0; r < jobs[i]->num_ranks(); ++r) job_of[jobs[i]->Endpoint(r)] = int(i);
+  for (const auto& [key, is_dp] : emitter.pairs()) {
+    int lo = int(key >> 32), hi = int(key & 0xffffffffu);
+    IpAddr a = cluster.Ip(lo), b = cluster.Ip(hi);
+    if (b < a) std::swap(a, b);
+    pairs.push_back({a.ToString(), b.ToString(), fmt::format("job{}", job_of[lo]),
+                     is_dp ? "dp" : "pp"});
+  }
+  std::sort(pairs.begin(), pairs.end(), [](const TruthPair& x, const TruthPair& y) {
+    auto ax = IpAddr::Parse(x.a), bx = IpAddr::Parse(x.b), ay = IpAddr::Parse(y.a),
+         by = IpAddr::Parse(y.b);
+    return std::tie(*ax, *bx) < std::tie(*ay, *by);
+  });
+  return pairs;
+}
+
+// The truth of fault `index`: its kind and cause as the evaluation names them, when it acted,
+// and the GPUs, switches and jobs it touched.
+TruthFault DescribeFault(const SimConfig& config, size_t index, const Cluster& cluster,
+                         const std::vector<std::unique_ptr<JobRunner>>& jobs,
+                         const RecordEmitter& emitter, const FaultPlan& plan,
+                         int64_t window_start) {
+  const FaultConfig& f = config.faults[index];
+  TruthFault tf;
+  tf.id = fmt::format("f{}", index);
+  tf.start_ns = window_start + SecondsToNs(f.start_s);
+  tf.end_ns = window_start + SecondsToNs(f.end_s);
+  tf.factor = f.factor;
+  if (f.kind == FaultKind::kStraggler) {
+    tf.kind = "straggler";
+    tf.cause = "gpu";
+    tf.gpus.push_back(IpName(cluster, jobs[f.job]->Endpoint(f.rank)));
+    tf.jobs.push_back(fmt::format("job{}", f.job));
+  } else if (f.kind == FaultKind::kStall) {
+    tf.kind = "stall";
+    tf.cause = "unknown";
+    tf.jobs.push_back(fmt::format("job{}", f.job));
+  } else if (f.kind == FaultKind::kDegradedLink) {
+    tf.kind = "degraded_link";
+    tf.cause = "network";
+    const int endpoint = jobs[f.job]->Endpoint(f.rank);
+    tf.gpus.push_back(IpName(cluster, endpoint));
+    tf.switches.push_back(cluster.SwitchName(cluster.LeafOf(endpoint)));
+    for (int j : emitter.JobsTouching(plan.watched_index[index])) {
+      tf.jobs.push_back(fmt::format("job{}", j));
+    }
+  } else {
+    tf.kind = f.kind == FaultKind::kDegradedSwitch ? "degraded_switch" : "congested_link";
+    tf.cause = "network";
+    tf.switches.push_back(f.switch_a);
+    if (f.kind == FaultKind::kCongestedLink) tf.switches.push_back(f.switch_b);
+    for (int j : emitter.JobsTouching(plan.watched_index[index])) {
+      tf.jobs.push_back(fmt::format("job{}", j));
+    }
+  }
+  return tf;
+}
+
 }  // namespace
 
 StatusOr<Truth> Simulate(const SimConfig& input_config, const Cluster& cluster, FlowSink* out,
@@ -128,39 +280,9 @@ StatusOr<Truth> Simulate(const SimConfig& input_config, const Cluster& cluster, 
   Network net(&cluster);
   RecordEmitter emitter(&cluster, &net, config.noise, config.seed, window_start, window_end, out,
                         points);
-  std::vector<std::vector<StragglerSpan>> stragglers(config.jobs.size());
-  std::vector<size_t> watched_index(config.faults.size(), SIZE_MAX);
-  size_t watched = 0;
-  for (size_t i = 0; i < config.faults.size(); ++i) {
-    const FaultConfig& f = config.faults[i];
-    int64_t s = window_start + SecondsToNs(f.start_s), e = window_start + SecondsToNs(f.end_s);
-    if (f.kind == FaultKind::kStraggler) {
-      stragglers[f.job].push_back({f.rank, f.factor, s, e});
-    } else if (f.kind == FaultKind::kStall) {
-      // Applied to the job's runner once it exists (below).
-    } else {
-      CapacityFault cf{cluster.FindSwitch(f.switch_a),
-                       f.kind == FaultKind::kCongestedLink ? cluster.FindSwitch(f.switch_b) : -1,
-                       f.factor, s, e};
-      if (f.kind == FaultKind::kDegradedLink) {
-        cf.switch_a = -1;
-        cf.endpoint = config.jobs[f.job].first_host * kGpusPerHost + f.rank;
-      }
-      net.AddFault(cf);
-      emitter.WatchFault(cf);
-      watched_index[i] = watched++;
-    }
-  }
-
-  std::vector<std::unique_ptr<JobRunner>> jobs;
-  for (size_t i = 0; i < config.jobs.size(); ++i)
-    jobs.push_back(std::make_unique<JobRunner>(int(i), config.jobs[i], &cluster, &net, &emitter,
-                                               stragglers[i], config.seed, sim_start,
-                                               config.noise.post_jitter_us));
-  for (const FaultConfig& f : config.faults) {
-    if (f.kind == FaultKind::kStall)
-      jobs[f.job]->AddStall(window_start + SecondsToNs(f.start_s), window_start + SecondsToNs(f.end_s));
-  }
+  const FaultPlan plan = InstallFaults(config, cluster, window_start, &net, &emitter);
+  std::vector<std::unique_ptr<JobRunner>> jobs =
+      MakeJobRunners(config, cluster, plan, sim_start, window_start, &net, &emitter);
   // Global time order: always advance the job whose next step starts first.
   while (!jobs.empty()) {
     JobRunner* next = nullptr;
@@ -179,83 +301,12 @@ StatusOr<Truth> Simulate(const SimConfig& input_config, const Cluster& cluster, 
   truth.end_ns = window_end;
   truth.records = emitter.records();
   for (size_t i = 0; i < jobs.size(); ++i) {
-    const JobRunner& job = *jobs[i];
-    const JobConfig& jc = job.config();
-    TruthJob tj;
-    tj.id = fmt::format("job{}", i);
-    tj.dp = jc.dp;
-    tj.pp = jc.pp;
-    tj.tp = jc.tp;
-    tj.microbatches = jc.microbatches;
-    tj.schedule = jc.schedule == Schedule::kGPipe ? "gpipe" : "1f1b";
-    tj.zero = jc.zero;
-    tj.stages.resize(jc.pp);
-    for (int r = 0; r < job.num_ranks(); ++r) {
-      int e = job.Endpoint(r);
-      tj.gpus.push_back(IpName(cluster, e));
-      tj.stages[job.StageOfRank(r)].push_back(IpName(cluster, e));
-      std::string host = cluster.HostName(cluster.HostOf(e));
-      if (tj.hosts.empty() || tj.hosts.back() != host) tj.hosts.push_back(host);
-      TruthTimeline tl;
-      tl.gpu = IpName(cluster, e);
-      tl.job = tj.id;
-      const auto& steps = job.Steps(r);
-      for (size_t k = 1; k < steps.size(); ++k) {
-        TruthStep ts{steps[k - 1].end_ns, steps[k].end_ns, steps[k].dp_start_ns,
-                     steps[k].dp_end_ns};
-        if (ts.start_ns >= window_start && ts.end_ns <= window_end) tl.steps.push_back(ts);
-      }
-      truth.timelines.push_back(std::move(tl));
-    }
-    truth.jobs.push_back(std::move(tj));
+    truth.jobs.push_back(
+        DescribeJob(*jobs[i], i, cluster, window_start, window_end, &truth.timelines));
   }
-  // Pairs, in address order, labelled by the job that owns both GPUs.
-  std::vector<int> job_of(cluster.num_gpus(), -1);
-  for (size_t i = 0; i < jobs.size(); ++i)
-    for (int r = 0; r < jobs[i]->num_ranks(); ++r) job_of[jobs[i]->Endpoint(r)] = int(i);
-  for (const auto& [key, is_dp] : emitter.pairs()) {
-    int lo = int(key >> 32), hi = int(key & 0xffffffffu);
-    IpAddr a = cluster.Ip(lo), b = cluster.Ip(hi);
-    if (b < a) std::swap(a, b);
-    truth.pairs.push_back({a.ToString(), b.ToString(), fmt::format("job{}", job_of[lo]),
-                           is_dp ? "dp" : "pp"});
-  }
-  std::sort(truth.pairs.begin(), truth.pairs.end(), [](const TruthPair& x, const TruthPair& y) {
-    auto ax = IpAddr::Parse(x.a), bx = IpAddr::Parse(x.b), ay = IpAddr::Parse(y.a),
-         by = IpAddr::Parse(y.b);
-    return std::tie(*ax, *bx) < std::tie(*ay, *by);
-  });
+  truth.pairs = DescribePairs(cluster, jobs, emitter);
   for (size_t i = 0; i < config.faults.size(); ++i) {
-    const FaultConfig& f = config.faults[i];
-    TruthFault tf;
-    tf.id = fmt::format("f{}", i);
-    tf.start_ns = window_start + SecondsToNs(f.start_s);
-    tf.end_ns = window_start + SecondsToNs(f.end_s);
-    tf.factor = f.factor;
-    if (f.kind == FaultKind::kStraggler) {
-      tf.kind = "straggler";
-      tf.cause = "gpu";
-      tf.gpus.push_back(IpName(cluster, jobs[f.job]->Endpoint(f.rank)));
-      tf.jobs.push_back(fmt::format("job{}", f.job));
-    } else if (f.kind == FaultKind::kStall) {
-      tf.kind = "stall";
-      tf.cause = "unknown";
-      tf.jobs.push_back(fmt::format("job{}", f.job));
-    } else if (f.kind == FaultKind::kDegradedLink) {
-      tf.kind = "degraded_link";
-      tf.cause = "network";
-      const int endpoint = jobs[f.job]->Endpoint(f.rank);
-      tf.gpus.push_back(IpName(cluster, endpoint));
-      tf.switches.push_back(cluster.SwitchName(cluster.LeafOf(endpoint)));
-      for (int j : emitter.JobsTouching(watched_index[i])) tf.jobs.push_back(fmt::format("job{}", j));
-    } else {
-      tf.kind = f.kind == FaultKind::kDegradedSwitch ? "degraded_switch" : "congested_link";
-      tf.cause = "network";
-      tf.switches.push_back(f.switch_a);
-      if (f.kind == FaultKind::kCongestedLink) tf.switches.push_back(f.switch_b);
-      for (int j : emitter.JobsTouching(watched_index[i])) tf.jobs.push_back(fmt::format("job{}", j));
-    }
-    truth.faults.push_back(std::move(tf));
+    truth.faults.push_back(DescribeFault(config, i, cluster, jobs, emitter, plan, window_start));
   }
   return truth;
 }
