@@ -63,16 +63,14 @@ json FindingJson(const ReportFinding& f, size_t index, int64_t origin_ns) {
           {"summary", f.summary}};
 }
 
-json JobJson(const Report& report, const ReportJob& job, const HtmlReportOptions& options,
-             int64_t origin_ns) {
-  const ReportLayout& l = job.layout;
+// Layout: per stage, its hosts with their GPU count and whether a finding names one of them.
+json LayoutStagesJson(const Report& report, const ReportJob& job) {
   std::set<IpAddr> finding_gpus;
   for (const ReportFinding& f : report.findings) {
     if (f.job == job.id) finding_gpus.insert(f.gpus.begin(), f.gpus.end());
   }
-  // Layout: per stage, its hosts with their GPU count and whether a finding names one of them.
   json stages = json::array();
-  for (const auto& stage : l.stages) {
+  for (const auto& stage : job.layout.stages) {
     std::map<std::string, std::pair<int, bool>> hosts;
     for (const IpAddr& g : stage) {
       auto& h = hosts[HostOf(job, g)];
@@ -83,53 +81,49 @@ json JobJson(const Report& report, const ReportJob& job, const HtmlReportOptions
     for (const auto& [name, v] : hosts) list.push_back({name, v.first, v.second ? 1 : 0});
     stages.push_back(list);
   }
+  return stages;
+}
 
-  std::vector<JobStepPoint> series = JobStepSeries(report, job);
-  StepTrend trend = ComputeStepTrend(series);
-  json t = json::array(), med = json::array(), mx = json::array();
-  std::vector<int64_t> series_starts;
-  for (const JobStepPoint& p : series) {
-    t.push_back(Seconds(p.start_ns, origin_ns));
-    med.push_back(std::round(p.median_s * 1e6) / 1e6);
-    mx.push_back(std::round(p.max_s * 1e6) / 1e6);
-    series_starts.push_back(p.start_ns);
+// The job step a GPU step belongs to: the last job step starting at or before it (-1: none).
+struct JobStepIndex {
+  std::vector<int64_t> starts;  // of the job's steps, ascending
+  int operator()(int64_t start_ns) const {
+    auto it = std::upper_bound(starts.begin(), starts.end(), start_ns);
+    return static_cast<int>(it - starts.begin()) - 1;
   }
+};
 
-  std::map<IpAddr, const ReportTimeline*> by_gpu;
-  for (const ReportTimeline& tl : report.timelines) {
-    if (tl.job == job.id) by_gpu[tl.gpu] = &tl;
-  }
-  auto step_index = [&](int64_t start_ns) -> int {
-    auto it = std::upper_bound(series_starts.begin(), series_starts.end(), start_ns);
-    return static_cast<int>(it - series_starts.begin()) - 1;
-  };
-
-  // Heatmap: every GPU (by stage, then address), its compute per job step in 0.1 ms (-1: none).
+// Heatmap: every GPU (by stage, then address), its compute per job step in 0.1 ms (-1: none).
+json HeatmapJson(const std::map<IpAddr, const ReportTimeline*>& by_gpu, const JobStepIndex& index) {
   std::vector<const ReportTimeline*> ordered;
   for (const auto& [gpu, tl] : by_gpu) ordered.push_back(tl);
   std::stable_sort(ordered.begin(), ordered.end(),
                    [](const ReportTimeline* a, const ReportTimeline* b) { return a->stage < b->stage; });
   json heat_rows = json::array(), heat_gpus = json::array(), heat_stage = json::array();
   for (const ReportTimeline* tl : ordered) {
-    std::vector<int64_t> cells(series.size(), -1);
+    std::vector<int64_t> cells(index.starts.size(), -1);
     for (const ReportStep& s : tl->steps) {
-      int k = step_index(s.start_ns);
+      int k = index(s.start_ns);
       if (k >= 0 && k < static_cast<int>(cells.size())) cells[k] = std::llround(static_cast<double>(s.compute_ns) / 1e5);
     }
     heat_rows.push_back(cells);
     heat_gpus.push_back(tl->gpu.ToString());
     heat_stage.push_back(tl->stage);
   }
+  return {{"gpus", heat_gpus}, {"stage", heat_stage}, {"rows", heat_rows}};
+}
 
-  // Timeline rows: each step as [start_µs, kind, dur_µs, kind, dur_µs, ...] (segments are
-  // adjacent, so starts need not be stored), plus its job step index.
-  GpuSelection sel = SelectTimelineGpus(report, job, options.max_gpus_all);
+// Timeline rows of the selected GPUs: each step as [start_µs, job step index, kind, dur_µs, kind,
+// dur_µs, ...] (segments are adjacent, so their starts need not be stored).
+json TimelineRowsJson(const ReportJob& job, const GpuSelection& sel,
+                      const std::map<IpAddr, const ReportTimeline*>& by_gpu,
+                      const JobStepIndex& index, int64_t origin_ns) {
   json rows = json::array();
   for (const SelectedGpu& g : sel.gpus) {
     const ReportTimeline& tl = *by_gpu.at(g.gpu);
     json steps = json::array();
     for (const ReportStep& s : tl.steps) {
-      json enc = json::array({Micros(s.start_ns, origin_ns), step_index(s.start_ns)});
+      json enc = json::array({Micros(s.start_ns, origin_ns), index(s.start_ns)});
       int64_t at = Micros(s.start_ns, origin_ns);
       for (const StepSegment& seg : StepSegments(s)) {
         int64_t end = Micros(seg.end_ns, origin_ns);
@@ -145,6 +139,27 @@ json JobJson(const Report& report, const ReportJob& job, const HtmlReportOptions
                     {"why", g.why},
                     {"steps", steps}});
   }
+  return rows;
+}
+
+json JobJson(const Report& report, const ReportJob& job, const HtmlReportOptions& options,
+             int64_t origin_ns) {
+  const ReportLayout& l = job.layout;
+  std::vector<JobStepPoint> series = JobStepSeries(report, job);
+  StepTrend trend = ComputeStepTrend(series);
+  json t = json::array(), med = json::array(), mx = json::array();
+  JobStepIndex index;
+  for (const JobStepPoint& p : series) {
+    t.push_back(Seconds(p.start_ns, origin_ns));
+    med.push_back(std::round(p.median_s * 1e6) / 1e6);
+    mx.push_back(std::round(p.max_s * 1e6) / 1e6);
+    index.starts.push_back(p.start_ns);
+  }
+  std::map<IpAddr, const ReportTimeline*> by_gpu;
+  for (const ReportTimeline& tl : report.timelines) {
+    if (tl.job == job.id) by_gpu[tl.gpu] = &tl;
+  }
+  GpuSelection sel = SelectTimelineGpus(report, job, options.max_gpus_all);
 
   return {{"id", job.id},
           {"scheduler", SchedulerJson(job.scheduler)},
@@ -163,10 +178,12 @@ json JobJson(const Report& report, const ReportJob& job, const HtmlReportOptions
                      {"slope_pct_per_min", trend.slope_pct_per_min},
                      {"first_s", trend.first_s},
                      {"last_s", trend.last_s}}},
-          {"stages", stages},
+          {"stages", LayoutStagesJson(report, job)},
           {"series", {{"t", t}, {"median", med}, {"max", mx}}},
-          {"heat", {{"gpus", heat_gpus}, {"stage", heat_stage}, {"rows", heat_rows}}},
-          {"timeline", {{"sampled", sel.sampled}, {"total", sel.total}, {"rows", rows}}}};
+          {"heat", HeatmapJson(by_gpu, index)},
+          {"timeline", {{"sampled", sel.sampled},
+                        {"total", sel.total},
+                        {"rows", TimelineRowsJson(job, sel, by_gpu, index, origin_ns)}}}};
 }
 
 // Counters mode: the job's summed traffic, its iterations and its servers, times in seconds since

@@ -173,6 +173,83 @@ void ReportBuilder::AddWindow(const WindowInput& w) {
   windows_.push_back(rw);
 }
 
+ReportBuilder::JobNumbering ReportBuilder::NumberJobs() const {
+  JobNumbering n;
+  n.order.resize(jobs_.size());
+  for (size_t i = 0; i < n.order.size(); ++i) n.order[i] = i;
+  auto job_key = [&](size_t i) {
+    static const IpAddr kNone;
+    const JobAcc& j = jobs_[i];
+    return std::make_tuple(j.gpus.empty() ? kNone : j.gpus.front(), j.first_start_ns, j.gpus);
+  };
+  std::sort(n.order.begin(), n.order.end(),
+            [&](size_t x, size_t y) { return job_key(x) < job_key(y); });
+  n.ids.resize(jobs_.size());
+  n.rank.resize(jobs_.size());
+  for (size_t k = 0; k < n.order.size(); ++k) {
+    n.ids[n.order[k]] = fmt::format("job{}", k);
+    n.rank[n.order[k]] = k;
+  }
+  return n;
+}
+
+void ReportBuilder::AddTimelines(const JobNumbering& jobs, Report* report) const {
+  std::vector<std::vector<double>> durations(jobs_.size());
+  std::vector<size_t> max_steps(jobs_.size(), 0);
+  std::vector<std::pair<std::pair<IpAddr, size_t>, const TimelineAcc*>> tl;
+  tl.reserve(timelines_.size());
+  for (const auto& [key, acc] : timelines_) {
+    tl.push_back({{key.first, key.second == kNoJob ? kNoJob : jobs.rank[key.second]}, &acc});
+  }
+  std::sort(tl.begin(), tl.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  report->timelines.reserve(tl.size());
+  for (const auto& [key, acc] : tl) {
+    ReportTimeline t;
+    t.gpu = key.first;
+    size_t job = key.second == kNoJob ? kNoJob : jobs.order[key.second];
+    t.job = jobs.IdOf(job);
+    t.stage = acc->stage;
+    t.steps = acc->steps;
+    std::stable_sort(t.steps.begin(), t.steps.end(),
+                     [](const ReportStep& x, const ReportStep& y) { return StepKey(x) < StepKey(y); });
+    // A step reported twice (identical boundaries, e.g. by overlapping windows) counts once.
+    t.steps.erase(std::unique(t.steps.begin(), t.steps.end(),
+                              [](const ReportStep& x, const ReportStep& y) {
+                                return StepKey(x) == StepKey(y);
+                              }),
+                  t.steps.end());
+    if (job != kNoJob) {
+      for (const auto& s : t.steps) durations[job].push_back(static_cast<double>(s.end_ns - s.start_ns) / 1e9);
+      max_steps[job] = std::max(max_steps[job], t.steps.size());
+    }
+    report->timelines.push_back(std::move(t));
+  }
+  for (size_t k = 0; k < jobs.order.size(); ++k) {
+    size_t j = jobs.order[k];
+    report->jobs[k].step_time =
+        StepTimeSummary{Quantile(durations[j], 0.5), Quantile(durations[j], 0.99), max_steps[j]};
+  }
+}
+
+void ReportBuilder::AddFindings(const JobNumbering& jobs, Report* report) const {
+  // By (start, kind, job number, gpus, switches, metric, end, value, summary).
+  std::vector<std::pair<size_t, ReportFinding>> findings;
+  findings.reserve(findings_.size());
+  for (const FindingAcc& acc : findings_) {
+    findings.emplace_back(acc.job == kNoJob ? kNoJob : jobs.rank[acc.job], acc.finding);
+    findings.back().second.job = jobs.IdOf(acc.job);
+  }
+  std::stable_sort(findings.begin(), findings.end(), [](const auto& x, const auto& y) {
+    const ReportFinding& a = x.second;
+    const ReportFinding& b = y.second;
+    return std::tie(a.start_ns, a.kind, x.first, a.gpus, a.switches, a.metric, a.end_ns, a.value,
+                    a.summary) < std::tie(b.start_ns, b.kind, y.first, b.gpus, b.switches,
+                                          b.metric, b.end_ns, b.value, b.summary);
+  });
+  report->findings.reserve(findings.size());
+  for (auto& [r, f] : findings) report->findings.push_back(std::move(f));
+}
+
 Report ReportBuilder::Build() const {
   Report report;
   report.window_s = window_s_;
@@ -188,28 +265,12 @@ Report ReportBuilder::Build() const {
     for (const auto& w : report.windows) report.end_ns = std::max(report.end_ns, w.end_ns);
   }
 
-  // Job ids: by lowest GPU address, then first window, then the whole GPU set.
-  std::vector<size_t> order(jobs_.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto job_key = [&](size_t i) {
-    static const IpAddr kNone;
-    const JobAcc& j = jobs_[i];
-    return std::make_tuple(j.gpus.empty() ? kNone : j.gpus.front(), j.first_start_ns, j.gpus);
-  };
-  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return job_key(x) < job_key(y); });
-  std::vector<std::string> ids(jobs_.size());
-  std::vector<size_t> rank(jobs_.size());
-  for (size_t k = 0; k < order.size(); ++k) {
-    ids[order[k]] = fmt::format("job{}", k);
-    rank[order[k]] = k;
-  }
-  auto id_of = [&](size_t j) { return j == kNoJob ? std::string() : ids[j]; };
-
+  const JobNumbering numbering = NumberJobs();
   report.jobs.reserve(jobs_.size());
-  for (size_t i : order) {
+  for (size_t i : numbering.order) {
     const JobAcc& acc = jobs_[i];
     ReportJob job;
-    job.id = ids[i];
+    job.id = numbering.ids[i];
     job.gpus = acc.gpus;
     job.hosts = acc.hosts;
     job.host_of = acc.host_of;
@@ -217,65 +278,13 @@ Report ReportBuilder::Build() const {
     job.windows = acc.windows;
     report.jobs.push_back(std::move(job));
   }
-
   report.pairs.reserve(pairs_.size());
   for (const auto& [key, acc] : pairs_) {  // std::map: already in (a, b) order
-    report.pairs.push_back(ReportPair{key.first, key.second, id_of(acc.job), acc.label, acc.evidence});
+    report.pairs.push_back(
+        ReportPair{key.first, key.second, numbering.IdOf(acc.job), acc.label, acc.evidence});
   }
-
-  // Timelines sorted by (gpu, job number); step durations feed the job summaries.
-  std::vector<std::vector<double>> durations(jobs_.size());
-  std::vector<size_t> max_steps(jobs_.size(), 0);
-  std::vector<std::pair<std::pair<IpAddr, size_t>, const TimelineAcc*>> tl;
-  tl.reserve(timelines_.size());
-  for (const auto& [key, acc] : timelines_) {
-    tl.push_back({{key.first, key.second == kNoJob ? kNoJob : rank[key.second]}, &acc});
-  }
-  std::sort(tl.begin(), tl.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  report.timelines.reserve(tl.size());
-  for (const auto& [key, acc] : tl) {
-    ReportTimeline t;
-    t.gpu = key.first;
-    size_t job = key.second == kNoJob ? kNoJob : order[key.second];
-    t.job = id_of(job);
-    t.stage = acc->stage;
-    t.steps = acc->steps;
-    std::stable_sort(t.steps.begin(), t.steps.end(),
-                     [](const ReportStep& x, const ReportStep& y) { return StepKey(x) < StepKey(y); });
-    // A step reported twice (identical boundaries, e.g. by overlapping windows) counts once.
-    t.steps.erase(std::unique(t.steps.begin(), t.steps.end(),
-                              [](const ReportStep& x, const ReportStep& y) {
-                                return StepKey(x) == StepKey(y);
-                              }),
-                  t.steps.end());
-    if (job != kNoJob) {
-      for (const auto& s : t.steps) durations[job].push_back(static_cast<double>(s.end_ns - s.start_ns) / 1e9);
-      max_steps[job] = std::max(max_steps[job], t.steps.size());
-    }
-    report.timelines.push_back(std::move(t));
-  }
-  for (size_t k = 0; k < order.size(); ++k) {
-    size_t j = order[k];
-    report.jobs[k].step_time =
-        StepTimeSummary{Quantile(durations[j], 0.5), Quantile(durations[j], 0.99), max_steps[j]};
-  }
-
-  // Findings by (start, kind, job number, gpus, switches, metric, end, value, summary).
-  std::vector<std::pair<size_t, ReportFinding>> findings;
-  findings.reserve(findings_.size());
-  for (const FindingAcc& acc : findings_) {
-    findings.emplace_back(acc.job == kNoJob ? kNoJob : rank[acc.job], acc.finding);
-    findings.back().second.job = id_of(acc.job);
-  }
-  std::stable_sort(findings.begin(), findings.end(), [](const auto& x, const auto& y) {
-    const ReportFinding& a = x.second;
-    const ReportFinding& b = y.second;
-    return std::tie(a.start_ns, a.kind, x.first, a.gpus, a.switches, a.metric, a.end_ns, a.value,
-                    a.summary) < std::tie(b.start_ns, b.kind, y.first, b.gpus, b.switches,
-                                          b.metric, b.end_ns, b.value, b.summary);
-  });
-  report.findings.reserve(findings.size());
-  for (auto& [r, f] : findings) report.findings.push_back(std::move(f));
+  AddTimelines(numbering, &report);
+  AddFindings(numbering, &report);
   return report;
 }
 

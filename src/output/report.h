@@ -236,6 +236,18 @@ class ReportBuilder {
     ReportFinding finding;  // job filled in Build()
   };
   static constexpr size_t kNoJob = static_cast<size_t>(-1);
+  // Build()'s stages. Job numbers: by lowest GPU address, then first window, then GPU set.
+  struct JobNumbering {
+    std::vector<size_t> order;     // job number -> index in jobs_
+    std::vector<size_t> rank;      // index in jobs_ -> job number
+    std::vector<std::string> ids;  // index in jobs_ -> "job<number>"
+    std::string IdOf(size_t j) const { return j == kNoJob ? std::string() : ids[j]; }
+  };
+  JobNumbering NumberJobs() const;
+  // Timelines by (GPU, job number), each step once; fills the jobs' step-time summaries.
+  void AddTimelines(const JobNumbering& jobs, Report* report) const;
+  // Findings in a stable order that does not depend on the order windows were added.
+  void AddFindings(const JobNumbering& jobs, Report* report) const;
 
   double window_s_;
   std::vector<JobAcc> jobs_;

@@ -19,6 +19,60 @@ std::string Describe(const io::SchedulerJob& j) {
 
 SchedulerRef RefOf(const io::SchedulerJob& j) { return {j.id, j.user, j.name}; }
 
+// A recognised job whose GPUs fall in more than its own scheduler job (`best`, holding
+// `in_best` of them): `others` are the GPUs of every other scheduler job it reaches.
+ReportFinding SpansSchedulerJobs(const io::JobsMap& map, const ReportJob& job, size_t best,
+                                 size_t in_best,
+                                 const std::map<size_t, std::vector<IpAddr>>& others,
+                                 int64_t start_ns, int64_t end_ns) {
+  ReportFinding f;
+  f.kind = kSchedulerMismatchKind;
+  f.severity = diagnosis::Severity::kWarning;
+  f.job = job.id;
+  f.scheduler = job.scheduler;
+  f.start_ns = start_ns;
+  f.end_ns = end_ns;
+  f.metric = "scheduler_jobs";
+  f.value = static_cast<double>(others.size() + 1);
+  std::string list;
+  for (const auto& [s, gpus] : others) {
+    f.gpus.insert(f.gpus.end(), gpus.begin(), gpus.end());
+    list += fmt::format("{}{} ({} GPUs)", list.empty() ? "" : ", ", Describe(map.jobs[s]),
+                        gpus.size());
+  }
+  std::sort(f.gpus.begin(), f.gpus.end());
+  f.units = static_cast<int>(f.gpus.size());
+  f.summary = fmt::format(
+      "{} spans scheduler jobs: {} holds {} of its {} GPUs, and {}; one recognised job should "
+      "be one scheduler job (the recognition merged two jobs, or the jobs map is stale)",
+      job.id, Describe(map.jobs[best]), in_best, job.gpus.size(), list);
+  return f;
+}
+
+// Scheduler job `s` named on several recognised jobs.
+ReportFinding SplitSchedulerJob(const io::JobsMap& map, size_t s,
+                                const std::vector<const ReportJob*>& jobs, int64_t start_ns,
+                                int64_t end_ns) {
+  ReportFinding f;
+  f.kind = kSchedulerMismatchKind;
+  f.severity = diagnosis::Severity::kInfo;
+  f.job = jobs.front()->id;
+  f.scheduler = RefOf(map.jobs[s]);
+  f.start_ns = start_ns;
+  f.end_ns = end_ns;
+  f.metric = "recognised_jobs";
+  f.value = static_cast<double>(jobs.size());
+  std::string list;
+  for (const ReportJob* j : jobs) {
+    list += fmt::format("{}{} ({} GPUs)", list.empty() ? "" : ", ", j->id, j->gpus.size());
+  }
+  f.summary = fmt::format(
+      "scheduler job {} is split into {} recognised jobs: {}; one scheduler job should be one "
+      "recognised job (it runs several trainings, or the recognition split one)",
+      Describe(map.jobs[s]), jobs.size(), list);
+  return f;
+}
+
 }  // namespace
 
 SchedulerMatch ApplySchedulerJobs(const io::JobsMap& map, Report* report) {
@@ -73,49 +127,11 @@ SchedulerMatch ApplySchedulerJobs(const io::JobsMap& map, Report* report) {
       others[in.front()].push_back(job.gpus[g]);
     }
     if (others.empty()) continue;
-    ReportFinding f;
-    f.kind = kSchedulerMismatchKind;
-    f.severity = diagnosis::Severity::kWarning;
-    f.job = job.id;
-    f.scheduler = job.scheduler;
-    f.start_ns = start_ns;
-    f.end_ns = end_ns;
-    f.metric = "scheduler_jobs";
-    f.value = static_cast<double>(others.size() + 1);
-    std::string list;
-    for (const auto& [s, gpus] : others) {
-      f.gpus.insert(f.gpus.end(), gpus.begin(), gpus.end());
-      list += fmt::format("{}{} ({} GPUs)", list.empty() ? "" : ", ", Describe(map.jobs[s]),
-                          gpus.size());
-    }
-    std::sort(f.gpus.begin(), f.gpus.end());
-    f.units = static_cast<int>(f.gpus.size());
-    f.summary = fmt::format(
-        "{} spans scheduler jobs: {} holds {} of its {} GPUs, and {}; one recognised job should "
-        "be one scheduler job (the recognition merged two jobs, or the jobs map is stale)",
-        job.id, Describe(map.jobs[best]), count[best], job.gpus.size(), list);
-    added.push_back(std::move(f));
+    added.push_back(SpansSchedulerJobs(map, job, best, count[best], others, start_ns, end_ns));
   }
   for (const auto& [s, jobs] : named_by) {
     if (jobs.size() < 2) continue;
-    ReportFinding f;
-    f.kind = kSchedulerMismatchKind;
-    f.severity = diagnosis::Severity::kInfo;
-    f.job = jobs.front()->id;
-    f.scheduler = RefOf(map.jobs[s]);
-    f.start_ns = start_ns;
-    f.end_ns = end_ns;
-    f.metric = "recognised_jobs";
-    f.value = static_cast<double>(jobs.size());
-    std::string list;
-    for (const ReportJob* j : jobs) {
-      list += fmt::format("{}{} ({} GPUs)", list.empty() ? "" : ", ", j->id, j->gpus.size());
-    }
-    f.summary = fmt::format(
-        "scheduler job {} is split into {} recognised jobs: {}; one scheduler job should be one "
-        "recognised job (it runs several trainings, or the recognition split one)",
-        Describe(map.jobs[s]), jobs.size(), list);
-    added.push_back(std::move(f));
+    added.push_back(SplitSchedulerJob(map, s, jobs, start_ns, end_ns));
   }
   for (ReportFinding& f : report->findings) {
     if (auto it = ref_of_job.find(f.job); it != ref_of_job.end()) {
