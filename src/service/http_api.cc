@@ -539,6 +539,61 @@ void RenderFindingAndSwitchMetrics(const Snapshot& snap, MetricsText& m) {
   }
 }
 
+// GET /api/v1/findings?job=&kind=&severity=&since=&limit=
+void ServeFindings(const ApiContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  FindingFilter f;
+  f.job = req.get_param_value("job");
+  f.kind = req.get_param_value("kind");
+  f.severity = req.get_param_value("severity");
+  if (req.has_param("since")) {
+    auto t = ParseApiTime(req.get_param_value("since"));
+    if (!t) return SendError(res, 400, "since: expected Unix ns or seconds (up to 9.2e9)");
+    f.since_ns = *t;
+  }
+  if (req.has_param("limit")) {
+    auto n = ParseCount(req.get_param_value("limit"));
+    if (!n) return SendError(res, 400, "limit: expected an integer from 1 to 1000000000");
+    f.limit = *n;
+  }
+  SendJson(res, FindingsJson(*ctx.snapshots->Get(), f));
+}
+
+// GET /api/v1/gpus/IP/timeline?from=&to=
+void ServeGpuTimeline(const ApiContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  auto ip = IpAddr::Parse(std::string(req.matches[1]));
+  if (!ip) return SendError(res, 400, "not an IP address");
+  int64_t from = INT64_MIN, to = INT64_MAX;
+  if (req.has_param("from")) {
+    auto t = ParseApiTime(req.get_param_value("from"));
+    if (!t) return SendError(res, 400, "from: expected Unix ns or seconds (up to 9.2e9)");
+    from = *t;
+  }
+  if (req.has_param("to")) {
+    auto t = ParseApiTime(req.get_param_value("to"));
+    if (!t) return SendError(res, 400, "to: expected Unix ns or seconds (up to 9.2e9)");
+    to = *t;
+  }
+  auto j = GpuTimelineJson(*ctx.snapshots->Get(), *ip, from, to);
+  if (!j) return SendError(res, 404, "GPU not seen in the recent past");
+  SendJson(res, *j);
+}
+
+// The dashboard's static files, cached by browsers for an hour.
+void InstallAssets(httplib::Server* server) {
+  auto asset = [server](const char* path, std::string_view body, const char* type) {
+    server->Get(path, [body, type](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Cache-Control", "max-age=3600");
+      res.set_content(std::string(body), type);
+    });
+  };
+  asset("/assets/uPlot.js", output::assets::kUplotJs, "text/javascript");
+  asset("/assets/uPlot.css", output::assets::kUplotCss, "text/css");
+  asset("/assets/report.js", output::assets::kReportJs, "text/javascript");
+  asset("/assets/report.css", output::assets::kReportCss, "text/css");
+  asset("/assets/uPlot.LICENSE", output::assets::kUplotLicense, "text/plain");
+  asset("/assets/live.js", kDashboardJs, "text/javascript");
+}
+
 }  // namespace
 
 std::string RenderMetrics(const ApiContext& ctx) {
@@ -589,44 +644,11 @@ void InstallRoutes(httplib::Server* server, const ApiContext& ctx_in) {
                 SendJson(res, *j);
               });
   server->Get("/api/v1/findings", [ctx](const httplib::Request& req, httplib::Response& res) {
-    FindingFilter f;
-    f.job = req.get_param_value("job");
-    f.kind = req.get_param_value("kind");
-    f.severity = req.get_param_value("severity");
-    if (req.has_param("since")) {
-      auto t = ParseApiTime(req.get_param_value("since"));
-      if (!t) return SendError(res, 400, "since: expected Unix ns or seconds (up to 9.2e9)");
-      f.since_ns = *t;
-    }
-    if (req.has_param("limit")) {
-      auto n = ParseCount(req.get_param_value("limit"));
-      if (!n) return SendError(res, 400, "limit: expected an integer from 1 to 1000000000");
-      f.limit = *n;
-    }
-    SendJson(res, FindingsJson(*ctx->snapshots->Get(), f));
+    ServeFindings(*ctx, req, res);
   });
   server->Get(R"(/api/v1/gpus/([0-9A-Fa-f:.]+)/timeline)",
               [ctx](const httplib::Request& req, httplib::Response& res) {
-                auto ip = IpAddr::Parse(std::string(req.matches[1]));
-                if (!ip) return SendError(res, 400, "not an IP address");
-                int64_t from = INT64_MIN, to = INT64_MAX;
-                if (req.has_param("from")) {
-                  auto t = ParseApiTime(req.get_param_value("from"));
-                  if (!t) {
-                    return SendError(res, 400, "from: expected Unix ns or seconds (up to 9.2e9)");
-                  }
-                  from = *t;
-                }
-                if (req.has_param("to")) {
-                  auto t = ParseApiTime(req.get_param_value("to"));
-                  if (!t) {
-                    return SendError(res, 400, "to: expected Unix ns or seconds (up to 9.2e9)");
-                  }
-                  to = *t;
-                }
-                auto j = GpuTimelineJson(*ctx->snapshots->Get(), *ip, from, to);
-                if (!j) return SendError(res, 404, "GPU not seen in the recent past");
-                SendJson(res, *j);
+                ServeGpuTimeline(*ctx, req, res);
               });
   server->Get("/api/v1/ingest", [ctx](const httplib::Request&, httplib::Response& res) {
     SendJson(res, IngestJson(*ctx));
@@ -654,18 +676,7 @@ void InstallRoutes(httplib::Server* server, const ApiContext& ctx_in) {
   server->Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(std::string(kDashboardHtml), "text/html; charset=utf-8");
   });
-  auto asset = [server](const char* path, std::string_view body, const char* type) {
-    server->Get(path, [body, type](const httplib::Request&, httplib::Response& res) {
-      res.set_header("Cache-Control", "max-age=3600");
-      res.set_content(std::string(body), type);
-    });
-  };
-  asset("/assets/uPlot.js", output::assets::kUplotJs, "text/javascript");
-  asset("/assets/uPlot.css", output::assets::kUplotCss, "text/css");
-  asset("/assets/report.js", output::assets::kReportJs, "text/javascript");
-  asset("/assets/report.css", output::assets::kReportCss, "text/css");
-  asset("/assets/uPlot.LICENSE", output::assets::kUplotLicense, "text/plain");
-  asset("/assets/live.js", kDashboardJs, "text/javascript");
+  InstallAssets(server);
 }
 
 }  // namespace prism::service
