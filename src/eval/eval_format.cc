@@ -28,26 +28,9 @@ std::string Opt(const std::optional<size_t>& v) {
 
 const char* YesNo(bool b) { return b ? "yes" : "no"; }
 
-}  // namespace
-
-nlohmann::json EvalResultToJson(const EvalResult& r) {
-  const EvalCounts& c = r.counts;
-  json out = json::object();
-  out["jobs_exact_fraction"] = r.jobs_exact_fraction;
-  out["jobs_ari"] = r.jobs_ari;
-  out["pairs_accuracy"] = r.pairs_accuracy;
-  out["pairs_extra_labelled"] = c.pairs_extra_labelled;
-  out["layout_exact_fraction"] = r.layout_exact_fraction;
-  out["step_error_p50"] = OptionalToJson(r.step_error_p50);
-  out["step_error_p99"] = OptionalToJson(r.step_error_p99);
-  out["step_error_max"] = OptionalToJson(r.step_error_max);
-  out["steps_matched_fraction"] = r.steps_matched_fraction;
-  out["faults_precision"] = r.faults_precision;
-  out["faults_recall"] = r.faults_recall;
-  out["faults_localized_fraction"] = r.faults_localized_fraction;
-  out["faults_cause_fraction"] = r.faults_cause_fraction;
-
-  json counts = {
+// The raw counts every fraction of the evaluation is computed from.
+json CountsJson(const EvalCounts& c) {
+  return {
       {"truth_jobs", c.truth_jobs},
       {"report_jobs", c.report_jobs},
       {"truth_gpus", c.truth_gpus},
@@ -70,6 +53,26 @@ nlohmann::json EvalResultToJson(const EvalResult& r) {
       {"faults_localized", c.faults_localized},
       {"faults_cause", c.faults_cause},
   };
+}
+
+}  // namespace
+
+nlohmann::json EvalResultToJson(const EvalResult& r) {
+  const EvalCounts& c = r.counts;
+  json out = json::object();
+  out["jobs_exact_fraction"] = r.jobs_exact_fraction;
+  out["jobs_ari"] = r.jobs_ari;
+  out["pairs_accuracy"] = r.pairs_accuracy;
+  out["pairs_extra_labelled"] = c.pairs_extra_labelled;
+  out["layout_exact_fraction"] = r.layout_exact_fraction;
+  out["step_error_p50"] = OptionalToJson(r.step_error_p50);
+  out["step_error_p99"] = OptionalToJson(r.step_error_p99);
+  out["step_error_max"] = OptionalToJson(r.step_error_max);
+  out["steps_matched_fraction"] = r.steps_matched_fraction;
+  out["faults_precision"] = r.faults_precision;
+  out["faults_recall"] = r.faults_recall;
+  out["faults_localized_fraction"] = r.faults_localized_fraction;
+  out["faults_cause_fraction"] = r.faults_cause_fraction;
 
   json jobs = json::array();
   for (const JobDetail& j : r.jobs) {
@@ -123,7 +126,7 @@ nlohmann::json EvalResultToJson(const EvalResult& r) {
   }
 
   out["details"] = {
-      {"counts", std::move(counts)},
+      {"counts", CountsJson(c)},
       {"jobs", std::move(jobs)},
       {"layouts", std::move(layouts)},
       {"faults", std::move(faults)},
