@@ -1,6 +1,9 @@
 #include "io/topology_csv.h"
 
 #include <array>
+#include <expected>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "io/csv_util.h"
@@ -27,6 +30,61 @@ std::string_view KindName(EndpointKind k) {
   return "other";
 }
 
+// The header's columns into `col` (-1: absent); the first required column missing, if any.
+std::optional<std::string_view> FindColumns(const std::vector<std::string_view>& fields,
+                                            std::array<int, kNumCols>* col) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    for (int c = 0; c < kNumCols; ++c) {
+      if ((*col)[c] < 0 && fields[i] == kColNames[c]) (*col)[c] = static_cast<int>(i);
+    }
+  }
+  for (int c = 0; c < kNumRequired; ++c) {
+    if ((*col)[c] < 0) return kColNames[c];
+  }
+  return std::nullopt;
+}
+
+// One data row (as many fields as the header); the problem, for the log line, when it is bad.
+std::expected<EndpointInfo, std::string> ParseRow(const std::vector<std::string_view>& fields,
+                                                  const std::array<int, kNumCols>& col) {
+  EndpointInfo info;
+  std::string_view ip_text = fields[col[kIp]];
+  auto ip = internal::ParseIp(ip_text);
+  if (!ip) {
+    return std::unexpected(
+        fmt::format("expected an IPv4 or IPv6 address in column ip, got {}", Quote(ip_text)));
+  }
+  info.ip = *ip;
+  info.host = std::string(fields[col[kHost]]);
+  if (info.host.empty()) {
+    return std::unexpected(std::string("expected a host name in column host, got ''"));
+  }
+  std::string_view gpu = fields[col[kGpu]];
+  if (!gpu.empty()) {
+    int64_t g = 0;
+    if (!internal::ParseInt64(gpu, &g) || g < -1 || g > 1'000'000) {
+      return std::unexpected(fmt::format(
+          "expected a GPU index (>= 0, or -1/empty) in column gpu, got {}", Quote(gpu)));
+    }
+    info.gpu = static_cast<int>(g);
+  }
+  info.leaf = std::string(fields[col[kLeaf]]);
+  if (col[kKind] >= 0) {
+    std::string_view kind = fields[col[kKind]];
+    if (kind.empty() || kind == "gpu") {
+      info.kind = EndpointKind::kGpu;
+    } else if (kind == "storage") {
+      info.kind = EndpointKind::kStorage;
+    } else if (kind == "other") {
+      info.kind = EndpointKind::kOther;
+    } else {
+      return std::unexpected(
+          fmt::format("expected kind gpu, storage or other, got {}", Quote(kind)));
+    }
+  }
+  return info;
+}
+
 }  // namespace
 
 StatusOr<Topology> ReadTopologyCsvBuffer(std::string_view data, const std::string& name,
@@ -51,19 +109,12 @@ StatusOr<Topology> ReadTopologyCsvBuffer(std::string_view data, const std::strin
     if (internal::TrimField(line).empty()) return true;
     internal::SplitCsv(line, &fields);
     if (!have_header) {
-      for (size_t i = 0; i < fields.size(); ++i) {
-        for (int c = 0; c < kNumCols; ++c) {
-          if (col[c] < 0 && fields[i] == kColNames[c]) col[c] = static_cast<int>(i);
-        }
-      }
-      for (int c = 0; c < kNumRequired; ++c) {
-        if (col[c] < 0) {
-          error = Error{ErrorCode::kDataLoss,
-                        fmt::format("{}:{}: header lacks required column '{}' (expected "
-                                    "ip,host,gpu,leaf[,kind]; got '{}')",
-                                    name, line_no, kColNames[c], line)};
-          return false;
-        }
+      if (auto missing = FindColumns(fields, &col)) {
+        error = Error{ErrorCode::kDataLoss,
+                      fmt::format("{}:{}: header lacks required column '{}' (expected "
+                                  "ip,host,gpu,leaf[,kind]; got '{}')",
+                                  name, line_no, *missing, line)};
+        return false;
       }
       num_fields = fields.size();
       have_header = true;
@@ -76,54 +127,12 @@ StatusOr<Topology> ReadTopologyCsvBuffer(std::string_view data, const std::strin
       }
       return true;
     }
-    EndpointInfo info;
-    std::string_view ip_text = fields[col[kIp]];
-    auto ip = internal::ParseIp(ip_text);
-    if (!ip) {
-      if (bad(Stat::topology_bad_row)) {
-        fmt::print(stderr, "{}:{}: expected an IPv4 or IPv6 address in column ip, got {}\n", name,
-                   line_no, Quote(ip_text));
-      }
+    auto row = ParseRow(fields, col);
+    if (!row) {
+      if (bad(Stat::topology_bad_row)) fmt::print(stderr, "{}:{}: {}\n", name, line_no, row.error());
       return true;
     }
-    info.ip = *ip;
-    info.host = std::string(fields[col[kHost]]);
-    if (info.host.empty()) {
-      if (bad(Stat::topology_bad_row)) {
-        fmt::print(stderr, "{}:{}: expected a host name in column host, got ''\n", name, line_no);
-      }
-      return true;
-    }
-    std::string_view gpu = fields[col[kGpu]];
-    if (!gpu.empty()) {
-      int64_t g = 0;
-      if (!internal::ParseInt64(gpu, &g) || g < -1 || g > 1'000'000) {
-        if (bad(Stat::topology_bad_row)) {
-          fmt::print(stderr,
-                     "{}:{}: expected a GPU index (>= 0, or -1/empty) in column gpu, got {}\n",
-                     name, line_no, Quote(gpu));
-        }
-        return true;
-      }
-      info.gpu = static_cast<int>(g);
-    }
-    info.leaf = std::string(fields[col[kLeaf]]);
-    if (col[kKind] >= 0) {
-      std::string_view kind = fields[col[kKind]];
-      if (kind.empty() || kind == "gpu") {
-        info.kind = EndpointKind::kGpu;
-      } else if (kind == "storage") {
-        info.kind = EndpointKind::kStorage;
-      } else if (kind == "other") {
-        info.kind = EndpointKind::kOther;
-      } else {
-        if (bad(Stat::topology_bad_row)) {
-          fmt::print(stderr, "{}:{}: expected kind gpu, storage or other, got {}\n", name, line_no,
-                     Quote(kind));
-        }
-        return true;
-      }
-    }
+    EndpointInfo& info = *row;
     if (topo.Contains(info.ip)) {
       if (bad(Stat::topology_duplicate_ip)) {
         fmt::print(stderr, "{}:{}: expected each ip once, got {} again\n", name, line_no,
