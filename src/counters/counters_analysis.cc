@@ -840,6 +840,80 @@ std::vector<double> LagShifts(const std::vector<double>& x, const std::vector<do
   return lag;
 }
 
+// Whether server `x` is shifted from its usual phase against `rest` (the sum of the others) by
+// at least `min_shift` bins in a run of >= 3 chunks (one may interrupt).
+bool ShiftedInThreeChunks(const std::vector<double>& x, const std::vector<double>& rest,
+                          const std::vector<Chunk>& chunks, int max_lag, double min_shift) {
+  const std::vector<double> vs_rest = LagShifts(x, rest, chunks, max_lag);
+  std::vector<bool> off_rest(chunks.size());
+  for (size_t c = 0; c < chunks.size(); ++c) off_rest[c] = std::abs(vs_rest[c]) >= min_shift;
+  bool candidate = false;
+  for (const diagnosis::Run& run : diagnosis::FlaggedRuns(off_rest, 1)) {
+    candidate |= run.flagged >= 3;
+  }
+  return candidate;
+}
+
+// Server `si`'s shift per chunk against each other member (their median) and whether it is off
+// in that chunk. Against each member, not the sum: in a small job the sum of the others moves
+// when one member does, so its other members look shifted against it; against each member, only
+// the server that moved is shifted against (nearly) all the others.
+void ShiftsAgainstMembers(const CountersJob& job, size_t si, const ServerSeries& series,
+                          const std::vector<Chunk>& chunks, int max_lag, double min_shift,
+                          std::vector<double>* shift, std::vector<bool>* off) {
+  const std::vector<double>& x = series.rate[job.servers[si]];
+  std::vector<std::vector<double>> pair;
+  for (size_t j = 0; j < job.servers.size(); ++j)
+    if (j != si) pair.push_back(LagShifts(x, series.rate[job.servers[j]], chunks, max_lag));
+  shift->assign(chunks.size(), 0);
+  off->assign(chunks.size(), false);
+  for (size_t c = 0; c < chunks.size(); ++c) {
+    std::vector<double> v;
+    for (const std::vector<double>& p : pair)
+      if (!std::isnan(p[c])) v.push_back(p[c]);
+    if (v.size() < 2) continue;
+    (*shift)[c] = Median(v);
+    size_t agree = 0;
+    for (double d : v) agree += std::abs(d) >= min_shift && std::abs(d - (*shift)[c]) <= min_shift;
+    (*off)[c] = std::abs((*shift)[c]) >= min_shift && agree * 3 >= 2 * v.size();
+  }
+}
+
+// The server_out_of_step finding of server `si` over chunk run `run`, shifted `typical` bins;
+// with the severity (and GPU-seconds lost) of the job's worst own episode it overlaps.
+CountersFinding OutOfStepFinding(const CountersJob& job, int ji, size_t si,
+                                 const std::vector<Chunk>& chunks, const diagnosis::Run& run,
+                                 double typical, const Grid& grid,
+                                 const std::vector<ServerResult>& servers, size_t nics,
+                                 const std::vector<CountersFinding>& job_episodes) {
+  CountersFinding f;
+  f.kind = "server_out_of_step";
+  f.severity = Severity::kInfo;
+  f.job = ji;
+  f.servers = {job.servers[si]};
+  f.start_ms = chunks[run.first].start_ms;
+  f.end_ms = chunks[run.last].end_ms;
+  f.metric = "phase_shift_s";
+  f.value = typical * grid.bin_s;
+  f.baseline = 0;
+  f.sigma = job.resolution.boundary_s;
+  f.units = static_cast<int>(run.flagged);
+  std::string tied;
+  for (const CountersFinding& e : job_episodes) {
+    if (e.start_ms < f.end_ms && e.end_ms > f.start_ms && e.severity > f.severity) {
+      f.severity = e.severity;
+      f.lost_gpu_s = e.lost_gpu_s;
+      tied = fmt::format("; the job lost {:.0f} GPU-s meanwhile ({})", e.lost_gpu_s, e.kind);
+    }
+  }
+  f.summary = fmt::format("{} out of step with its job: {} {} its usual phase in {} chunks "
+                          "over {:.0f}s, on all {} of its NICs{}",
+                          servers[job.servers[si]].name, Seconds(std::abs(f.value)),
+                          f.value > 0 ? "behind" : "ahead of", run.flagged,
+                          (f.end_ms - f.start_ms) / 1000.0, nics, tied);
+  return f;
+}
+
 // Stage 5b: servers out of step. A server's phase against each other member of its job is
 // measured per chunk of normal iterations; it is out of step when it is shifted from its usual
 // phase (pipeline stages keep their own) against at least two thirds of them by more than the
@@ -867,34 +941,11 @@ void FindServersOutOfStep(const CountersJob& job, int ji, const std::vector<doub
   for (size_t si = 0; si < ns; ++si) {
     const std::vector<double>& x = series.rate[job.servers[si]];
     for (size_t t = 0; t < nb; ++t) rest[t] = job_rate[t] - x[t];
-    // Candidates first, against the sum of the others (cheap): shifted in >= 3 chunks.
-    {
-      const std::vector<double> vs_rest = LagShifts(x, rest, chunks, max_lag);
-      std::vector<bool> off_rest(chunks.size());
-      for (size_t c = 0; c < chunks.size(); ++c) off_rest[c] = std::abs(vs_rest[c]) >= min_shift;
-      bool candidate = false;
-      for (const diagnosis::Run& run : diagnosis::FlaggedRuns(off_rest, 1))
-        candidate |= run.flagged >= 3;
-      if (!candidate) continue;
-    }
-    // Then against each member: in a small job the sum of the others moves when one member does,
-    // so its other members look shifted against it; against each member, only the server that
-    // moved is shifted against (nearly) all the others.
-    std::vector<std::vector<double>> pair;
-    for (size_t j = 0; j < ns; ++j)
-      if (j != si) pair.push_back(LagShifts(x, series.rate[job.servers[j]], chunks, max_lag));
-    std::vector<double> shift(chunks.size(), 0);
-    std::vector<bool> off(chunks.size(), false);
-    for (size_t c = 0; c < chunks.size(); ++c) {
-      std::vector<double> v;
-      for (const std::vector<double>& p : pair)
-        if (!std::isnan(p[c])) v.push_back(p[c]);
-      if (v.size() < 2) continue;
-      shift[c] = Median(v);
-      size_t agree = 0;
-      for (double d : v) agree += std::abs(d) >= min_shift && std::abs(d - shift[c]) <= min_shift;
-      off[c] = std::abs(shift[c]) >= min_shift && agree * 3 >= 2 * v.size();
-    }
+    // Candidates first, against the sum of the others (cheap).
+    if (!ShiftedInThreeChunks(x, rest, chunks, max_lag, min_shift)) continue;
+    std::vector<double> shift;
+    std::vector<bool> off;
+    ShiftsAgainstMembers(job, si, series, chunks, max_lag, min_shift, &shift, &off);
     std::vector<std::vector<double>> nic_shifts;
     bool nics_loaded = false;
     for (const diagnosis::Run& run : diagnosis::FlaggedRuns(off, 1)) {
@@ -924,31 +975,8 @@ void FindServersOutOfStep(const CountersJob& job, int ji, const std::vector<doub
         if (v.empty() || std::abs(Median(v) - typical) > min_shift) agree = false;
       }
       if (!agree) continue;
-      CountersFinding f;
-      f.kind = "server_out_of_step";
-      f.severity = Severity::kInfo;
-      f.job = ji;
-      f.servers = {job.servers[si]};
-      f.start_ms = chunks[run.first].start_ms;
-      f.end_ms = chunks[run.last].end_ms;
-      f.metric = "phase_shift_s";
-      f.value = typical * grid.bin_s;
-      f.baseline = 0;
-      f.sigma = job.resolution.boundary_s;
-      f.units = static_cast<int>(run.flagged);
-      std::string tied;
-      for (const CountersFinding& e : job_episodes) {
-        if (e.start_ms < f.end_ms && e.end_ms > f.start_ms && e.severity > f.severity) {
-          f.severity = e.severity;
-          f.lost_gpu_s = e.lost_gpu_s;
-          tied = fmt::format("; the job lost {:.0f} GPU-s meanwhile ({})", e.lost_gpu_s, e.kind);
-        }
-      }
-      f.summary = fmt::format("{} out of step with its job: {} {} its usual phase in {} chunks "
-                              "over {:.0f}s, on all {} of its NICs{}",
-                              servers[job.servers[si]].name, Seconds(std::abs(f.value)),
-                              f.value > 0 ? "behind" : "ahead of", run.flagged,
-                              (f.end_ms - f.start_ms) / 1000.0, nic_shifts.size(), tied);
+      CountersFinding f = OutOfStepFinding(job, ji, si, chunks, run, typical, grid, servers,
+                                           nic_shifts.size(), job_episodes);
       findings->push_back(std::move(f));
     }
   }

@@ -57,13 +57,14 @@ int FindCadence(const std::vector<double>& pos, const EpisodeOptions& options) {
 
 }  // namespace
 
-EpisodeAnalysis FindSlowEpisodes(const std::vector<IterationSample>& iterations, double median_s,
-                                 const ResolutionLimit& limit, const EpisodeOptions& options) {
+namespace {
+
+// Marks each iteration: gap, merged (several iterations' worth: `worth`) or normal, with its
+// excess over the median; returns which are elevated (candidates for slow).
+std::vector<bool> MarkElevated(const std::vector<IterationSample>& iterations, double median_s,
+                               const ResolutionLimit& limit, const EpisodeOptions& options,
+                               std::vector<int>* worth, EpisodeAnalysis* out) {
   const size_t n = iterations.size();
-  EpisodeAnalysis out;
-  out.state.assign(n, IterationState::kNormal);
-  out.excess_s.assign(n, 0);
-  std::vector<int> worth(n, 1);
   // A single iteration is elevated from k times its uncertainty (and 15% of the median): the
   // candidates. Whether they are slow is decided over their span, where boundary errors cancel
   // and a sustained slowdown adds up: a run of iterations each 1.5 s long is 15 s over ten.
@@ -72,16 +73,16 @@ EpisodeAnalysis FindSlowEpisodes(const std::vector<IterationSample>& iterations,
   for (size_t i = 0; i < n; ++i) {
     const IterationSample& it = iterations[i];
     if (it.gap) {
-      out.state[i] = IterationState::kGap;
+      out->state[i] = IterationState::kGap;
       continue;
     }
-    worth[i] = IterationsWorth(it, median_s, limit.limit_s);
-    if (worth[i] > 1) {
-      out.state[i] = IterationState::kMerged;
-      out.merged += static_cast<size_t>(worth[i]);
+    (*worth)[i] = IterationsWorth(it, median_s, limit.limit_s);
+    if ((*worth)[i] > 1) {
+      out->state[i] = IterationState::kMerged;
+      out->merged += static_cast<size_t>((*worth)[i]);
     }
-    out.excess_s[i] = it.duration_s - worth[i] * median_s;
-    elevated[i] = out.excess_s[i] > elevated_s;
+    out->excess_s[i] = it.duration_s - (*worth)[i] * median_s;
+    elevated[i] = out->excess_s[i] > elevated_s;
   }
   // A sustained slowdown: >= min_sustained consecutive iterations each over one uncertainty (and
   // 15%) are candidates too, though none alone is k uncertainties over. Boundary errors cannot
@@ -89,13 +90,22 @@ EpisodeAnalysis FindSlowEpisodes(const std::vector<IterationSample>& iterations,
   const double sustained_s = std::max(0.15 * median_s, limit.uncertainty_s);
   for (size_t i = 0; i < n;) {
     size_t j = i;
-    while (j < n && !iterations[j].gap && out.excess_s[j] > sustained_s) ++j;
+    while (j < n && !iterations[j].gap && out->excess_s[j] > sustained_s) ++j;
     if (j - i >= options.min_sustained)
       for (size_t m = i; m < j; ++m) elevated[m] = true;
     i = j > i ? j : i + 1;
   }
+  return elevated;
+}
 
-  // Candidate spans: elevated iterations with at most merge_gap others between them (no gap).
+// Candidate episodes: spans of elevated iterations with at most merge_gap others between them
+// (no gap), kept when their excess is over the resolution limit.
+std::vector<SlowEpisode> CandidateEpisodes(const std::vector<IterationSample>& iterations,
+                                           const std::vector<bool>& elevated,
+                                           const std::vector<double>& excess_s,
+                                           const ResolutionLimit& limit,
+                                           const EpisodeOptions& options) {
+  const size_t n = iterations.size();
   struct Span {
     size_t first, last;
     int slow;
@@ -120,9 +130,9 @@ EpisodeAnalysis FindSlowEpisodes(const std::vector<IterationSample>& iterations,
     double e = 0;
     const size_t lo = s.first > 0 && !iterations[s.first - 1].gap ? s.first - 1 : s.first;
     const size_t hi = s.last + 1 < n && !iterations[s.last + 1].gap ? s.last + 1 : s.last;
-    for (size_t j = lo; j <= hi; ++j) e += out.excess_s[j];
+    for (size_t j = lo; j <= hi; ++j) e += excess_s[j];
     double inner = 0;
-    for (size_t j = s.first; j <= s.last; ++j) inner += out.excess_s[j];
+    for (size_t j = s.first; j <= s.last; ++j) inner += excess_s[j];
     return std::min(e, inner);
   };
   std::vector<SlowEpisode> candidates;
@@ -134,8 +144,16 @@ EpisodeAnalysis FindSlowEpisodes(const std::vector<IterationSample>& iterations,
       ep.longest_s = std::max(ep.longest_s, iterations[j].duration_s);
     candidates.push_back(ep);
   }
+  return candidates;
+}
 
-  // Rhythm: short episodes (one or two iterations) recurring every N iterations of work.
+// Rhythm: short candidates (one or two iterations) recurring every N iterations of work. Sets
+// `rhythm` when there is one and returns which candidates belong to it.
+std::vector<bool> FindRhythm(const std::vector<SlowEpisode>& candidates,
+                             const std::vector<int>& worth, double median_s,
+                             const ResolutionLimit& limit, const EpisodeOptions& options,
+                             std::optional<IterationRhythm>* rhythm) {
+  const size_t n = worth.size();
   std::vector<double> position(n + 1, 0);
   for (size_t i = 0; i < n; ++i) position[i + 1] = position[i] + worth[i];
   std::vector<size_t> short_eps;
@@ -146,31 +164,49 @@ EpisodeAnalysis FindSlowEpisodes(const std::vector<IterationSample>& iterations,
     pos.push_back(position[candidates[c].first]);
   }
   std::vector<bool> in_rhythm(candidates.size(), false);
-  if (const int every = FindCadence(pos, options); every > 0) {
-    std::vector<double> extras;
-    for (size_t c : short_eps) extras.push_back(candidates[c].extra_s);
-    const double typical = Median(extras);
-    IterationRhythm r;
-    r.every = every;
-    r.period_s = every * median_s;
-    std::vector<double> kept;
-    for (size_t c : short_eps) {
-      // An occurrence far costlier than the cadence's typical one is more than the rhythm.
-      if (candidates[c].extra_s > 2 * typical + limit.limit_s) continue;
-      in_rhythm[c] = true;
-      kept.push_back(candidates[c].extra_s);
-      if (r.count == 0) r.first = candidates[c].first;
-      r.last = candidates[c].last;
-      ++r.count;
-    }
-    r.extra_s = Median(kept);
-    const double job_s = position[n] * median_s;
-    double total_extra = 0;
-    for (double e : kept) total_extra += e;
-    r.cost_fraction = job_s > 0 ? total_extra / (job_s + total_extra) : 0;
-    if (r.count >= options.min_rhythm_count) out.rhythm = r;
-    else std::fill(in_rhythm.begin(), in_rhythm.end(), false);
+  const int every = FindCadence(pos, options);
+  if (every <= 0) return in_rhythm;
+  std::vector<double> extras;
+  for (size_t c : short_eps) extras.push_back(candidates[c].extra_s);
+  const double typical = Median(extras);
+  IterationRhythm r;
+  r.every = every;
+  r.period_s = every * median_s;
+  std::vector<double> kept;
+  for (size_t c : short_eps) {
+    // An occurrence far costlier than the cadence's typical one is more than the rhythm.
+    if (candidates[c].extra_s > 2 * typical + limit.limit_s) continue;
+    in_rhythm[c] = true;
+    kept.push_back(candidates[c].extra_s);
+    if (r.count == 0) r.first = candidates[c].first;
+    r.last = candidates[c].last;
+    ++r.count;
   }
+  r.extra_s = Median(kept);
+  const double job_s = position[n] * median_s;
+  double total_extra = 0;
+  for (double e : kept) total_extra += e;
+  r.cost_fraction = job_s > 0 ? total_extra / (job_s + total_extra) : 0;
+  if (r.count >= options.min_rhythm_count) *rhythm = r;
+  else std::fill(in_rhythm.begin(), in_rhythm.end(), false);
+  return in_rhythm;
+}
+
+}  // namespace
+
+EpisodeAnalysis FindSlowEpisodes(const std::vector<IterationSample>& iterations, double median_s,
+                                 const ResolutionLimit& limit, const EpisodeOptions& options) {
+  const size_t n = iterations.size();
+  EpisodeAnalysis out;
+  out.state.assign(n, IterationState::kNormal);
+  out.excess_s.assign(n, 0);
+  std::vector<int> worth(n, 1);
+  const std::vector<bool> elevated =
+      MarkElevated(iterations, median_s, limit, options, &worth, &out);
+  const std::vector<SlowEpisode> candidates =
+      CandidateEpisodes(iterations, elevated, out.excess_s, limit, options);
+  const std::vector<bool> in_rhythm =
+      FindRhythm(candidates, worth, median_s, limit, options, &out.rhythm);
   for (size_t c = 0; c < candidates.size(); ++c) {
     const IterationState st = in_rhythm[c] ? IterationState::kRhythm : IterationState::kSlow;
     for (size_t j = candidates[c].first; j <= candidates[c].last; ++j)
