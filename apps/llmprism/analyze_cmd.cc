@@ -33,6 +33,7 @@
 #include "capture_options.h"
 #include "cli_checks.h"
 #include "counters_cmd.h"
+#include "output_file.h"
 #include "record_options.h"
 
 #include "analysis/analyze.h"
@@ -61,6 +62,7 @@ using prism::ErrorCode;
 using prism::MakeError;
 using prism::Status;
 using prism::StatusOr;
+using output_file::WriteOutputFile;
 
 struct AnalyzeArgs {
   std::vector<std::string> inputs;
@@ -386,22 +388,6 @@ void AnalyzeWindows(prism::flow::FlowTable&& all, int64_t window_ns, WindowRun& 
     }
   }
   if (run.progress) fmt::print(stderr, "\r\x1b[K");
-}
-
-// Writes one output file with `write`: kInvalidArgument when it cannot be opened, kDataLoss when
-// writing fails, each naming the file and `what` it is.
-template <typename WriteFn>
-Status WriteOutputFile(const std::string& path, const char* what, WriteFn write) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    return MakeError(ErrorCode::kInvalidArgument, "{}: cannot open the {} for writing", path, what);
-  }
-  Status written = write(&out);
-  out.close();
-  if (!written || !out) {
-    return MakeError(ErrorCode::kDataLoss, "{}: cannot write the {}", path, what);
-  }
-  return prism::OkStatus();
 }
 
 // The report JSON, HTML page and Chrome trace, each when asked for.

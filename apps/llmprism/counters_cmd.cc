@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "output_file.h"
+
 #include "core/stats.h"
 #include "counters/counters_analysis.h"
 #include "counters/port_counters.h"
@@ -55,6 +57,82 @@ void AddCountersOptions(CLI::App* cmd, CountersCliArgs* a) {
   cmd->add_option("--prom-end", a->prom_end, "End: Unix seconds or RFC 3339 (UTC)");
 }
 
+namespace {
+
+// Polls of the port counters from Prometheus (--prometheus, --prom-*), named as the source.
+prism::StatusOr<prism::counters::CountersData> ReadFromPrometheus(
+    const CountersCliArgs& args, prism::counters::CounterKind kind, prism::Stats* stats,
+    std::vector<prism::output::CountersSource>* sources) {
+  if (!args.inputs.empty()) {
+    return prism::MakeError(prism::ErrorCode::kInvalidArgument,
+                            "give either counter files or --prometheus, not both");
+  }
+  prism::counters::PrometheusOptions po;
+  po.url = args.prometheus;
+  po.in_metric = args.prom_in_metric;
+  po.out_metric = args.prom_out_metric;
+  po.switch_label = args.prom_switch_label;
+  po.port_label = args.prom_port_label;
+  po.matchers = args.prom_matchers;
+  po.kind = kind == prism::counters::CounterKind::kAuto ? prism::counters::CounterKind::kCumulative
+                                                        : kind;
+  auto s = prism::counters::ParseTimeMs(args.prom_start);
+  auto e = prism::counters::ParseTimeMs(args.prom_end);
+  if (args.prom_start.empty() || args.prom_end.empty()) {
+    return prism::MakeError(prism::ErrorCode::kInvalidArgument,
+                            "--prometheus needs --prom-start and --prom-end");
+  }
+  if (!s) return std::unexpected(s.error());
+  if (!e) return std::unexpected(e.error());
+  po.start_ms = *s;
+  po.end_ms = *e;
+  auto d = prism::counters::ReadPrometheus(po, stats);
+  if (!d) return std::unexpected(d.error());
+  sources->push_back({args.prometheus, "prometheus", d->rows});
+  return std::move(*d);
+}
+
+// Polls of the port counters from CSV files, each named as a source; several files are merged
+// (as the deltas they have become once read).
+prism::StatusOr<prism::counters::CountersData> ReadCounterFiles(
+    const CountersCliArgs& args, prism::counters::CounterKind kind, prism::Stats* stats,
+    std::vector<prism::output::CountersSource>* sources) {
+  prism::counters::CountersData data;
+  prism::counters::CountersBuilder merged(prism::counters::CounterKind::kDelta, nullptr);
+  for (const std::string& path : args.inputs) {
+    auto d = prism::counters::ReadCountersCsv(path, kind, stats);
+    if (!d) return std::unexpected(d.error());
+    sources->push_back({path, "counters-csv", d->rows});
+    if (args.inputs.size() == 1) {
+      data = std::move(*d);
+    } else {  // several files: merge the (already delta) polls
+      for (const auto& p : d->ports)
+        for (size_t i = 0; i < p.ts_ms.size(); ++i)
+          merged.Add(p.switch_name, p.port, p.ts_ms[i], p.in_bytes[i], p.out_bytes[i]);
+    }
+  }
+  if (args.inputs.size() > 1) data = merged.Finish();
+  return data;
+}
+
+prism::Status WriteCountersOutputs(const CountersCliArgs& args,
+                                   const prism::output::Report& report) {
+  if (!args.report.empty()) {
+    PRISM_RETURN_IF_ERROR(output_file::WriteOutputFile(args.report, "report", [&](std::ostream* out) {
+      return prism::output::WriteReportJson(report, out);
+    }));
+  }
+  if (!args.html.empty()) {
+    PRISM_RETURN_IF_ERROR(
+        output_file::WriteOutputFile(args.html, "HTML report", [&](std::ostream* out) {
+          return prism::output::WriteHtmlReport(report, out);
+        }));
+  }
+  return prism::OkStatus();
+}
+
+}  // namespace
+
 int RunCountersAnalyze(const CountersCliArgs& args) {
   using prism::counters::CountersData;
   auto fail = [](const prism::Error& e) {
@@ -72,50 +150,10 @@ int RunCountersAnalyze(const CountersCliArgs& args) {
     topo = std::move(*t);
   }
   std::vector<prism::output::CountersSource> sources;
-  CountersData data;
-  if (!args.prometheus.empty()) {
-    if (!args.inputs.empty()) {
-      return fail({prism::ErrorCode::kInvalidArgument,
-                   "give either counter files or --prometheus, not both"});
-    }
-    prism::counters::PrometheusOptions po;
-    po.url = args.prometheus;
-    po.in_metric = args.prom_in_metric;
-    po.out_metric = args.prom_out_metric;
-    po.switch_label = args.prom_switch_label;
-    po.port_label = args.prom_port_label;
-    po.matchers = args.prom_matchers;
-    po.kind = *kind == prism::counters::CounterKind::kAuto ? prism::counters::CounterKind::kCumulative
-                                                          : *kind;
-    auto s = prism::counters::ParseTimeMs(args.prom_start);
-    auto e = prism::counters::ParseTimeMs(args.prom_end);
-    if (args.prom_start.empty() || args.prom_end.empty()) {
-      return fail({prism::ErrorCode::kInvalidArgument, "--prometheus needs --prom-start and --prom-end"});
-    }
-    if (!s) return fail(s.error());
-    if (!e) return fail(e.error());
-    po.start_ms = *s;
-    po.end_ms = *e;
-    auto d = prism::counters::ReadPrometheus(po, &stats);
-    if (!d) return fail(d.error());
-    data = std::move(*d);
-    sources.push_back({args.prometheus, "prometheus", data.rows});
-  } else {
-    prism::counters::CountersBuilder merged(prism::counters::CounterKind::kDelta, nullptr);
-    for (const std::string& path : args.inputs) {
-      auto d = prism::counters::ReadCountersCsv(path, *kind, &stats);
-      if (!d) return fail(d.error());
-      sources.push_back({path, "counters-csv", d->rows});
-      if (args.inputs.size() == 1) {
-        data = std::move(*d);
-      } else {  // several files: merge the (already delta) polls
-        for (const auto& p : d->ports)
-          for (size_t i = 0; i < p.ts_ms.size(); ++i)
-            merged.Add(p.switch_name, p.port, p.ts_ms[i], p.in_bytes[i], p.out_bytes[i]);
-      }
-    }
-    if (args.inputs.size() > 1) data = merged.Finish();
-  }
+  auto read = !args.prometheus.empty() ? ReadFromPrometheus(args, *kind, &stats, &sources)
+                                       : ReadCounterFiles(args, *kind, &stats, &sources);
+  if (!read) return fail(read.error());
+  const CountersData data = std::move(*read);
   const double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   prism::counters::CountersOptions options;
@@ -132,30 +170,7 @@ int RunCountersAnalyze(const CountersCliArgs& args) {
       prism::output::BuildCountersReport(result, data, sources, stats);
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  if (!args.report.empty()) {
-    std::ofstream out(args.report, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return fail({prism::ErrorCode::kInvalidArgument,
-                   fmt::format("{}: cannot open the report for writing", args.report)});
-    }
-    auto written = prism::output::WriteReportJson(report, &out);
-    out.close();
-    if (!written || !out) {
-      return fail({prism::ErrorCode::kDataLoss, fmt::format("{}: cannot write the report", args.report)});
-    }
-  }
-  if (!args.html.empty()) {
-    std::ofstream out(args.html, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return fail({prism::ErrorCode::kInvalidArgument,
-                   fmt::format("{}: cannot open the HTML report for writing", args.html)});
-    }
-    auto written = prism::output::WriteHtmlReport(report, &out);
-    out.close();
-    if (!written || !out) {
-      return fail({prism::ErrorCode::kDataLoss, fmt::format("{}: cannot write the HTML report", args.html)});
-    }
-  }
+  if (auto st = WriteCountersOutputs(args, report); !st) return fail(st.error());
   fmt::print("{}", prism::output::FormatSummary(report, isatty(STDOUT_FILENO) == 1));
   fmt::print(stderr, "llmprism analyze: {} polls of {} ports read in {:.2f}s ({:.1f} M polls/s), "
              "analysed in {:.2f}s\n", data.rows, data.ports.size(), read_s,
