@@ -11,24 +11,12 @@
 # Usage: http_exposure.sh LLMPRISM WORKDIR
 set -euo pipefail
 bin=$1 work=$2
-py=/usr/bin/python3
 here=$(cd "$(dirname "$0")" && pwd)
-rm -rf "$work" && mkdir -p "$work"
-. "$here/serve_ready.sh"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
-trap cleanup EXIT
-. "$(dirname "$0")/checks.sh"
+. "$here/serve_harness.sh"
 
 # 1. Hostile connections.
-"$bin" serve --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 --http-threads 2 \
-  --http-max-connections 6 --http-idle-s 1 --http-request-s 1 --db "$work/state.sqlite" \
-  --ready-file "$work/ready.json" 2>"$work/serve1.log" &
-pids+=($!)
-wait_serve_ready "$work/ready.json" "$work/serve1.log"
+start_serve "$work/serve1.log" --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 --http-threads 2 \
+  --http-max-connections 6 --http-idle-s 1 --http-request-s 1 --db "$work/state.sqlite"
 if timeout 60 $py "$here/http_limits.py" "$SERVE_HTTP" 2 6 1 1; then
   check ok "http_limits.py"
 else
@@ -56,16 +44,11 @@ lock_mode=$(stat -c %a "$work/state.sqlite.lock")
 [ "$mode" = 600 ] && [ "$lock_mode" = 600 ] &&
   check ok "database created $mode, its lock $lock_mode" ||
   check fail "database created $mode, its lock $lock_mode (expected 600)"
-kill -TERM "${pids[0]}"
-wait "${pids[0]}" || true
-pids=()
+stop_serve || true
 
 # 4. The token from the environment; a non-loopback bind without one warns.
-rm -f "$work/ready.json"
-LLMPRISM_TOKEN=s3cret-token-value "$bin" serve --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 \
-  --ready-file "$work/ready.json" 2>"$work/serve2.log" &
-pids+=($!)
-wait_serve_ready "$work/ready.json" "$work/serve2.log"
+LLMPRISM_TOKEN=s3cret-token-value start_serve "$work/serve2.log" --ipfix-udp 127.0.0.1:0 \
+  --http 127.0.0.1:0
 no=$(code /api/v1/jobs)
 yes=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
   -H "Authorization: Bearer s3cret-token-value" "http://127.0.0.1:$SERVE_HTTP/api/v1/jobs")
@@ -80,15 +63,10 @@ if ps -o args= -p "${pids[0]}" | grep -q s3cret; then
 else
   check ok "the token is not in ps: $(ps -o args= -p "${pids[0]}" | cut -c1-100)"
 fi
-kill -TERM "${pids[0]}"
-wait "${pids[0]}" || true
-pids=()
+stop_serve || true
 
-rm -f "$work/ready.json"
-"$bin" serve --ipfix-udp 127.0.0.1:0 --http 0.0.0.0:0 --ready-file "$work/ready.json" \
-  --exporter-allow 127.0.0.2 2>"$work/serve3.log" &
-pids+=($!)
-wait_serve_ready "$work/ready.json" "$work/serve3.log"
+start_serve "$work/serve3.log" --ipfix-udp 127.0.0.1:0 --http 0.0.0.0:0 \
+  --exporter-allow 127.0.0.2
 grep -q "warning: --http 0.0.0.0:0 is reachable from other machines, with no token and no TLS" \
   "$work/serve3.log" && check ok "non-loopback --http without a token or TLS: $(grep warning "$work/serve3.log")" ||
   check fail "no warning for --http 0.0.0.0 without a token or TLS: $(cat "$work/serve3.log")"

@@ -12,19 +12,10 @@
 # Usage: serve_tls.sh LLMPRISM WORKDIR
 set -euo pipefail
 bin=$1 work=$2
-py=/usr/bin/python3
 here=$(cd "$(dirname "$0")" && pwd)
 command -v openssl >/dev/null || { echo "SKIP: openssl missing"; exit 77; }
 command -v curl >/dev/null || { echo "SKIP: curl missing"; exit 77; }
-rm -rf "$work" && mkdir -p "$work"
-. "$here/serve_ready.sh"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-}
-trap cleanup EXIT
-. "$(dirname "$0")/checks.sh"
+. "$here/serve_harness.sh"
 
 # The certificate and key, and a second key that matches nothing.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
@@ -68,13 +59,9 @@ refuse "key without certificate" "--tls-cert is missing" --tls-key "$work/key.pe
 
 # 2. HTTPS with a token.
 printf 'tls-test-token\n' > "$work/token"
-rm -f "$work/ready.json"
-"$bin" serve --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 --tls-cert "$work/cert.pem" \
-  --tls-key "$work/key.pem" --token-file "$work/token" --http-threads 2 \
-  --http-max-connections 6 --http-idle-s 1 --http-request-s 1 \
-  --ready-file "$work/ready.json" 2>"$work/serve.log" &
-pids+=($!)
-wait_serve_ready "$work/ready.json" "$work/serve.log"
+start_serve "$work/serve.log" --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 \
+  --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" --token-file "$work/token" \
+  --http-threads 2 --http-max-connections 6 --http-idle-s 1 --http-request-s 1
 url=https://127.0.0.1:$SERVE_HTTP
 get() {  # get PATH [curl args...] -> HTTP code, body in $work/body
   local path=$1
@@ -125,8 +112,6 @@ failed=$(sed -n 's/^llmprism_http_connections_closed_total{reason="tls_failed"} 
 [ "${failed:-0}" -ge 1 ] && check ok "/metrics: tls_failed $failed" ||
   check fail "/metrics: tls_failed '${failed}'"
 
-kill -TERM "${pids[0]}"
-wait "${pids[0]}" && check ok "serve exits 0 on SIGTERM" || check fail "serve exit $? on SIGTERM"
-pids=()
+stop_serve && check ok "serve exits 0 on SIGTERM" || check fail "serve exit $? on SIGTERM"
 [ $fails = 0 ] || { echo "$fails check(s) failed"; tail -20 "$work/serve.log"; exit 1; }
 echo "all checks passed"
