@@ -80,6 +80,94 @@ StepOrder MeasureStepOrder(std::span<const Transfer> transfers, std::span<const 
   return out;
 }
 
+namespace {
+
+// Per step, how many transfers go each way (their medians) and how many distinct recurring sizes
+// the step has (their mode), into `ev`.
+void MeasureStepSizes(const std::vector<Transfer>& transfers, const std::vector<Activity>& steps,
+                      const PairClassifierOptions& options, PairEvidence* ev) {
+  // Sizes that are rare in the window are not the pair's sizes: a transfer cut by the window edge,
+  // one that lost a record (one of its QPs), a retransmission. A size counts when at least 5% of
+  // the pair's transfers (and two) have it: a ring's buckets each recur every step, a pipeline's
+  // one size is nearly all of them.
+  std::vector<uint64_t> all_sizes;
+  for (const Transfer& t : transfers) all_sizes.push_back(t.bytes);
+  std::sort(all_sizes.begin(), all_sizes.end());
+  const long min_count = std::max<long>(2, long(all_sizes.size()) / 20);
+  auto recurring = [&](uint64_t size) {
+    auto lo = std::lower_bound(all_sizes.begin(), all_sizes.end(),
+                               uint64_t(double(size) / (1 + options.size_tolerance)));
+    auto hi = std::upper_bound(all_sizes.begin(), all_sizes.end(),
+                               uint64_t(double(size) * (1 + options.size_tolerance)));
+    return hi - lo >= min_count;
+  };
+  std::map<size_t, size_t> histogram;  // distinct sizes -> steps
+  std::vector<uint32_t> from_a, from_b;
+  for (const Activity& s : steps) {
+    std::vector<uint64_t> sizes;
+    uint32_t na = 0, nb = 0;
+    for (size_t i = s.first; i <= s.last; ++i) {
+      if (recurring(transfers[i].bytes)) sizes.push_back(transfers[i].bytes);
+      (transfers[i].from_a ? na : nb)++;
+    }
+    from_a.push_back(na);
+    from_b.push_back(nb);
+    if (!sizes.empty()) ++histogram[CountDistinctSizes(std::move(sizes), options.size_tolerance)];
+  }
+  auto median = [](std::vector<uint32_t> v) -> uint32_t {
+    if (v.empty()) return 0;
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  ev->per_step_from_a = median(from_a);
+  ev->per_step_from_b = median(from_b);
+  size_t mode = 0, best = 0;
+  for (auto [count, n] : histogram)
+    if (n > best) best = n, mode = count;  // ties: the smaller count, as the map is ordered
+  ev->sizes_mode = static_cast<uint32_t>(mode);
+}
+
+// The label, by the rules, strongest first; `ev->rule` names the rule that decided.
+void ApplyRules(size_t transfers, const std::vector<Activity>& steps, const StepOrder& order,
+                const PairClassifierOptions& options, Pair* pair) {
+  PairEvidence& ev = pair->evidence;
+  const uint32_t mode = ev.sizes_mode;
+  // The rules, strongest first. A collective moves data one way along each ring edge, or both
+  // ways at once (a ring of two, a tree, a bidirectional ring): then each burst one way starts
+  // with one the other way (how long they then overlap depends on the network, not the job). A pipeline sends activations one
+  // way and gradients back, one micro-batch at a time: its directions take turns, each step
+  // opening with the forward direction alone and closing with the backward direction alone. These
+  // look at bursts and their timing, not at how many records or which sizes, so they hold whatever
+  // the record granularity. The paper's distinct-size rule decides only pairs with too few
+  // transfers to tell.
+  const uint32_t consistent = uint32_t(std::abs(order.ordered_from_a));
+  if (transfers < options.min_transfers_for_direction) {
+    pair->label = mode <= 1 ? PairLabel::kPp : PairLabel::kDp;
+    ev.rule = "distinct-sizes";
+  } else if (!ev.bidirectional) {
+    pair->label = PairLabel::kDp;
+    ev.rule = "one-way-data";
+  } else if (order.both_way_steps >= options.min_steps_for_order &&
+             double(consistent) >= options.min_ordered_share * order.both_way_steps) {
+    pair->label = PairLabel::kPp;
+    ev.rule = "ordered-directions";
+  } else if (ev.aligned_starts >= options.min_aligned_share) {
+    pair->label = PairLabel::kDp;
+    ev.rule = "aligned-directions";
+  } else if (order.both_way_steps >= options.min_steps_for_unordered &&
+             double(order.both_way_steps) >= options.min_both_way_share * double(steps.size()) &&
+             double(order.ordered_steps) <= options.max_unordered_share * order.both_way_steps &&
+             PeriodIrregularity(StepEnds(steps)) <= options.max_own_irregularity) {
+    pair->label = PairLabel::kDp;
+    ev.rule = "unordered-directions";
+  } else {
+    pair->label = PairLabel::kPp;
+    ev.rule = "alternating-directions";
+  }
+}
+
+}  // namespace
+
 Pair ClassifyPair(const GpuPair& gpus, const PairTransfers& pt,
                   const PairClassifierOptions& options) {
   Pair pair;
@@ -116,81 +204,12 @@ Pair ClassifyPair(const GpuPair& gpus, const PairTransfers& pt,
   }
   const auto steps = SegmentSteps(starts, ends, options.steps);
   ev.steps = static_cast<uint32_t>(steps.size());
-  // Sizes that are rare in the window are not the pair's sizes: a transfer cut by the window edge,
-  // one that lost a record (one of its QPs), a retransmission. A size counts when at least 5% of
-  // the pair's transfers (and two) have it: a ring's buckets each recur every step, a pipeline's
-  // one size is nearly all of them.
-  std::vector<uint64_t> all_sizes;
-  for (const Transfer& t : pt.transfers) all_sizes.push_back(t.bytes);
-  std::sort(all_sizes.begin(), all_sizes.end());
-  const long min_count = std::max<long>(2, long(all_sizes.size()) / 20);
-  auto recurring = [&](uint64_t size) {
-    auto lo = std::lower_bound(all_sizes.begin(), all_sizes.end(),
-                               uint64_t(double(size) / (1 + options.size_tolerance)));
-    auto hi = std::upper_bound(all_sizes.begin(), all_sizes.end(),
-                               uint64_t(double(size) * (1 + options.size_tolerance)));
-    return hi - lo >= min_count;
-  };
-  std::map<size_t, size_t> histogram;  // distinct sizes -> steps
-  std::vector<uint32_t> from_a, from_b;
-  for (const Activity& s : steps) {
-    std::vector<uint64_t> sizes;
-    uint32_t na = 0, nb = 0;
-    for (size_t i = s.first; i <= s.last; ++i) {
-      if (recurring(pt.transfers[i].bytes)) sizes.push_back(pt.transfers[i].bytes);
-      (pt.transfers[i].from_a ? na : nb)++;
-    }
-    from_a.push_back(na);
-    from_b.push_back(nb);
-    if (!sizes.empty()) ++histogram[CountDistinctSizes(std::move(sizes), options.size_tolerance)];
-  }
-  auto median = [](std::vector<uint32_t> v) -> uint32_t {
-    if (v.empty()) return 0;
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  };
-  ev.per_step_from_a = median(from_a);
-  ev.per_step_from_b = median(from_b);
-  size_t mode = 0, best = 0;
-  for (auto [count, n] : histogram)
-    if (n > best) best = n, mode = count;  // ties: the smaller count, as the map is ordered
-  ev.sizes_mode = static_cast<uint32_t>(mode);
+  MeasureStepSizes(pt.transfers, steps, options, &ev);
   ev.aligned_starts = AlignedStartShare(pt.transfers, options.align_ns);
   const StepOrder order = MeasureStepOrder(pt.transfers, steps);
   ev.both_way_steps = order.both_way_steps;
   ev.ordered_steps = order.ordered_steps;
-  // The rules, strongest first. A collective moves data one way along each ring edge, or both
-  // ways at once (a ring of two, a tree, a bidirectional ring): then each burst one way starts
-  // with one the other way (how long they then overlap depends on the network, not the job). A pipeline sends activations one
-  // way and gradients back, one micro-batch at a time: its directions take turns, each step
-  // opening with the forward direction alone and closing with the backward direction alone. These
-  // look at bursts and their timing, not at how many records or which sizes, so they hold whatever
-  // the record granularity. The paper's distinct-size rule decides only pairs with too few
-  // transfers to tell.
-  const uint32_t consistent = uint32_t(std::abs(order.ordered_from_a));
-  if (pt.transfers.size() < options.min_transfers_for_direction) {
-    pair.label = mode <= 1 ? PairLabel::kPp : PairLabel::kDp;
-    ev.rule = "distinct-sizes";
-  } else if (!ev.bidirectional) {
-    pair.label = PairLabel::kDp;
-    ev.rule = "one-way-data";
-  } else if (order.both_way_steps >= options.min_steps_for_order &&
-             double(consistent) >= options.min_ordered_share * order.both_way_steps) {
-    pair.label = PairLabel::kPp;
-    ev.rule = "ordered-directions";
-  } else if (ev.aligned_starts >= options.min_aligned_share) {
-    pair.label = PairLabel::kDp;
-    ev.rule = "aligned-directions";
-  } else if (order.both_way_steps >= options.min_steps_for_unordered &&
-             double(order.both_way_steps) >= options.min_both_way_share * double(steps.size()) &&
-             double(order.ordered_steps) <= options.max_unordered_share * order.both_way_steps &&
-             PeriodIrregularity(StepEnds(steps)) <= options.max_own_irregularity) {
-    pair.label = PairLabel::kDp;
-    ev.rule = "unordered-directions";
-  } else {
-    pair.label = PairLabel::kPp;
-    ev.rule = "alternating-directions";
-  }
+  ApplyRules(pt.transfers.size(), steps, order, options, &pair);
   return pair;
 }
 

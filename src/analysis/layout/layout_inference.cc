@@ -71,29 +71,17 @@ int CrossHostTensorParallel(int job_index, const std::vector<Pair>& pairs, size_
   return Mode(sizes, 1);
 }
 
-void InferLayout(int job_index, const std::vector<Pair>& pairs, const EndpointTable& endpoints,
-                 const EndpointContext& ctx, Job* job, std::vector<int>* stage_of) {
-  Layout& layout = job->layout;
-  const int tp = layout.tp;
-  layout = Layout{};
-  layout.tp = tp;
-  for (EndpointId g : job->gpus) (*stage_of)[g] = -1;
+namespace {
 
-  std::map<EndpointId, std::vector<PpEdge>> pp;
-  for (const Pair& p : pairs) {
-    if (p.job != job_index || p.label != PairLabel::kPp) continue;
-    const PairEvidence& ev = p.evidence;
-    const double vote = ev.first_from_a != 0 ? ev.first_from_a : ev.lead_a;
-    pp[p.a].push_back({p.b, vote, ev.per_step_from_a, ev.per_step_from_b});
-    pp[p.b].push_back({p.a, -vote, ev.per_step_from_b, ev.per_step_from_a});
-  }
+// A path of the PP graph, walked from one end.
+struct Walk {
+  std::vector<EndpointId> path;
+  double vote = 0;  // > 0: forward runs along the walk
+  std::vector<uint32_t> along, against;  // forward transfers per step along / against it
+};
 
-  // PP paths: components of the PP graph, walked from an end.
-  struct Walk {
-    std::vector<EndpointId> path;
-    double vote = 0;  // > 0: forward runs along the walk
-    std::vector<uint32_t> along, against;
-  };
+// PP paths: components of the PP graph, walked from an end.
+std::vector<Walk> WalkPpPaths(std::map<EndpointId, std::vector<PpEdge>>& pp) {
   std::set<EndpointId> seen;
   std::vector<Walk> walks;
   for (const auto& [start, edges] : pp) {
@@ -116,6 +104,13 @@ void InferLayout(int job_index, const std::vector<Pair>& pairs, const EndpointTa
     }
     walks.push_back(std::move(w));
   }
+  return walks;
+}
+
+// The walks as paths from the first stage to the last; each path's forward transfers per step
+// appended to `microbatch_votes`.
+std::vector<std::vector<EndpointId>> OrientWalks(std::vector<Walk> walks, const EndpointContext& ctx,
+                                                 std::vector<uint32_t>* microbatch_votes) {
   // One job runs one pipeline: paths that start and end on the same two hosts (the TP ranks and
   // DP replicas of a stage share its hosts) run the same way, so they are oriented by their
   // summed votes. A path whose own steps were cut wrong (the DP boundaries of a two-phase DP
@@ -130,7 +125,6 @@ void InferLayout(int job_index, const std::vector<Pair>& pairs, const EndpointTa
     if (lo != hi) ends_vote[{lo, hi}] += ascending ? w.vote : -w.vote;
   }
   std::vector<std::vector<EndpointId>> paths;
-  std::vector<uint32_t> microbatch_votes;
   for (Walk& w : walks) {
     const auto [lo, hi, ascending] = ends_of(w);
     double vote = w.vote;
@@ -139,36 +133,68 @@ void InferLayout(int job_index, const std::vector<Pair>& pairs, const EndpointTa
       std::reverse(w.path.begin(), w.path.end());
       std::swap(w.along, w.against);
     }
-    for (uint32_t m : w.along) microbatch_votes.push_back(m);
+    for (uint32_t m : w.along) microbatch_votes->push_back(m);
     paths.push_back(std::move(w.path));
   }
+  return paths;
+}
+
+// Each GPU's stage: its place on a path of the usual length; GPUs without PP traffic of their own
+// join the stage of their host (a host holds one stage when tp * dp-ranks-per-host fill it).
+// Without paths, every GPU is stage 0.
+void AssignStages(const std::vector<std::vector<EndpointId>>& paths, const EndpointContext& ctx,
+                  Job* job, std::vector<int>* stage_of) {
+  Layout& layout = job->layout;
+  if (paths.empty()) {
+    for (EndpointId g : job->gpus) (*stage_of)[g] = 0;
+    layout.stages[0] = job->gpus;
+    return;
+  }
+  for (const auto& p : paths) {
+    if (static_cast<int>(p.size()) != layout.pp) continue;
+    for (size_t s = 0; s < p.size(); ++s) (*stage_of)[p[s]] = static_cast<int>(s);
+  }
+  std::map<int, std::map<int, int>> host_stage_votes;
+  for (EndpointId g : job->gpus)
+    if ((*stage_of)[g] >= 0) ++host_stage_votes[ctx.host[g]][(*stage_of)[g]];
+  for (EndpointId g : job->gpus) {
+    if ((*stage_of)[g] >= 0) continue;
+    auto it = host_stage_votes.find(ctx.host[g]);
+    if (it != host_stage_votes.end() && it->second.size() == 1)
+      (*stage_of)[g] = it->second.begin()->first;
+  }
+  for (EndpointId g : job->gpus)
+    if ((*stage_of)[g] >= 0) layout.stages[(*stage_of)[g]].push_back(g);
+}
+
+}  // namespace
+
+void InferLayout(int job_index, const std::vector<Pair>& pairs, const EndpointTable& endpoints,
+                 const EndpointContext& ctx, Job* job, std::vector<int>* stage_of) {
+  Layout& layout = job->layout;
+  const int tp = layout.tp;
+  layout = Layout{};
+  layout.tp = tp;
+  for (EndpointId g : job->gpus) (*stage_of)[g] = -1;
+
+  std::map<EndpointId, std::vector<PpEdge>> pp;
+  for (const Pair& p : pairs) {
+    if (p.job != job_index || p.label != PairLabel::kPp) continue;
+    const PairEvidence& ev = p.evidence;
+    const double vote = ev.first_from_a != 0 ? ev.first_from_a : ev.lead_a;
+    pp[p.a].push_back({p.b, vote, ev.per_step_from_a, ev.per_step_from_b});
+    pp[p.b].push_back({p.a, -vote, ev.per_step_from_b, ev.per_step_from_a});
+  }
+
+  std::vector<uint32_t> microbatch_votes;
+  const std::vector<std::vector<EndpointId>> paths =
+      OrientWalks(WalkPpPaths(pp), ctx, &microbatch_votes);
   // Cycles or branches (no clean end) leave GPUs unplaced; they make the layout inconsistent.
   std::vector<int> lengths;
   for (const auto& p : paths) lengths.push_back(static_cast<int>(p.size()));
   layout.pp = paths.empty() ? 1 : Mode(lengths, 1);
   layout.stages.assign(layout.pp, {});
-  if (paths.empty()) {
-    for (EndpointId g : job->gpus) (*stage_of)[g] = 0;
-    layout.stages[0] = job->gpus;
-  } else {
-    for (const auto& p : paths) {
-      if (static_cast<int>(p.size()) != layout.pp) continue;
-      for (size_t s = 0; s < p.size(); ++s) (*stage_of)[p[s]] = static_cast<int>(s);
-    }
-    // GPUs without PP traffic of their own join the stage of their host (a host holds one stage
-    // when tp * dp-ranks-per-host fill it).
-    std::map<int, std::map<int, int>> host_stage_votes;
-    for (EndpointId g : job->gpus)
-      if ((*stage_of)[g] >= 0) ++host_stage_votes[ctx.host[g]][(*stage_of)[g]];
-    for (EndpointId g : job->gpus) {
-      if ((*stage_of)[g] >= 0) continue;
-      auto it = host_stage_votes.find(ctx.host[g]);
-      if (it != host_stage_votes.end() && it->second.size() == 1)
-        (*stage_of)[g] = it->second.begin()->first;
-    }
-    for (EndpointId g : job->gpus)
-      if ((*stage_of)[g] >= 0) layout.stages[(*stage_of)[g]].push_back(g);
-  }
+  AssignStages(paths, ctx, job, stage_of);
   for (auto& stage : layout.stages)
     std::sort(stage.begin(), stage.end(),
               [&](EndpointId x, EndpointId y) { return endpoints.Addr(x) < endpoints.Addr(y); });

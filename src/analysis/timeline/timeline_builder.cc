@@ -30,23 +30,28 @@ int64_t MedianOf(std::vector<int64_t> v) {
   return v[v.size() / 2];
 }
 
-}  // namespace
-
-std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::vector<Pair>& pairs,
-                                     std::vector<PairTransfers>* pair_transfers,
-                                     const std::vector<int>& stage_of, const EndpointContext& ctx,
-                                     int64_t window_end_ns, const TimelineOptions& options) {
-  const int num_stages = std::max<int>(1, static_cast<int>(job.layout.stages.size()));
-  // Per stage: all DP transfers; per GPU: its own transfers.
-  std::vector<std::vector<DpTransfer>> stage_dp(num_stages);
-  std::vector<std::vector<GpuTransfer>> own(ctx.host.size());  // per endpoint id
-  auto own_of = [&own](EndpointId e) -> std::vector<GpuTransfer>& {
+// The job's DP and PP transfers, sorted out: per stage all its DP transfers (for the step
+// boundaries), per GPU its own transfers in start order.
+struct JobTransfers {
+  std::vector<std::vector<DpTransfer>> stage_dp;  // per stage
+  std::vector<std::vector<GpuTransfer>> own;      // per endpoint id
+  std::vector<GpuTransfer>& OwnOf(EndpointId e) {
     if (e >= own.size()) own.resize(size_t{e} + 1);
     return own[e];
-  };
+  }
+};
+
+// Moves the transfers of the job's DP and PP pairs out of `pair_transfers` (their lists are
+// freed) into per-stage and per-GPU lists.
+JobTransfers SortTransfers(int job_index, const std::vector<Pair>& pairs,
+                           std::vector<PairTransfers>* pair_transfers,
+                           const std::vector<int>& stage_of, int num_stages, size_t endpoints) {
+  JobTransfers jt;
+  jt.stage_dp.resize(num_stages);
+  jt.own.resize(endpoints);
   // Exact sizes first: these lists hold every transfer of the job twice (at the peak of the
   // analysis), and grown by doubling they kept up to half again as much, plus the freed blocks.
-  std::vector<size_t> own_size(own.size()), stage_dp_size(num_stages);
+  std::vector<size_t> own_size(jt.own.size()), stage_dp_size(num_stages);
   // Tensor-parallel all-reduces are neither step boundaries nor pipeline events.
   auto in_timeline = [&](const Pair& p) {
     return p.job == job_index && (p.label == PairLabel::kDp || p.label == PairLabel::kPp);
@@ -63,8 +68,8 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
     const int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
     if (s >= 0 && s < num_stages) stage_dp_size[s] += n;
   }
-  for (size_t e = 0; e < own_size.size(); ++e) own_of(EndpointId(e)).reserve(own_size[e]);
-  for (int s = 0; s < num_stages; ++s) stage_dp[s].reserve(stage_dp_size[s]);
+  for (size_t e = 0; e < own_size.size(); ++e) jt.OwnOf(EndpointId(e)).reserve(own_size[e]);
+  for (int s = 0; s < num_stages; ++s) jt.stage_dp[s].reserve(stage_dp_size[s]);
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
     if (!in_timeline(p)) continue;
@@ -72,66 +77,161 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
     std::vector<Transfer>& transfers = (*pair_transfers)[i].transfers;
     for (const Transfer& t : transfers) {
       EndpointId from = t.from_a ? p.a : p.b, to = t.from_a ? p.b : p.a;
-      own_of(from).push_back({t.start_ns, t.end_ns, to, true, dp});
-      own_of(to).push_back({t.start_ns, t.end_ns, from, false, dp});
+      jt.OwnOf(from).push_back({t.start_ns, t.end_ns, to, true, dp});
+      jt.OwnOf(to).push_back({t.start_ns, t.end_ns, from, false, dp});
       if (!dp) continue;
       int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
-      if (s >= 0 && s < num_stages) stage_dp[s].push_back({t.start_ns, t.end_ns, t.bytes, from});
+      if (s >= 0 && s < num_stages) jt.stage_dp[s].push_back({t.start_ns, t.end_ns, t.bytes, from});
     }
     std::vector<Transfer>().swap(transfers);
   }
-  for (auto& v : own)
+  for (auto& v : jt.own)
     std::sort(v.begin(), v.end(), [](const GpuTransfer& x, const GpuTransfer& y) {
       return x.start_ns < y.start_ns;
     });
+  return jt;
+}
+
+// Pass 1: GPU g's steps between its stage's DP activities `acts`, each with the GPU's own DP
+// phase and first DP send, and its PP events. `mine`: the GPU's transfers in start order.
+Timeline GpuSteps(EndpointId g, int job_index, const std::vector<int>& stage_of,
+                  const std::vector<Activity>& acts, const std::vector<GpuTransfer>& mine) {
+  Timeline tl;
+  tl.gpu = g;
+  tl.job = job_index;
+  tl.stage = stage_of[g];
+  size_t cursor = 0;
+  for (size_t k = 1; k < acts.size(); ++k) {
+    TimelineStep step;
+    step.start_ns = acts[k - 1].end_ns;
+    step.end_ns = acts[k].end_ns;
+    step.dp_start_ns = acts[k].start_ns;
+    step.dp_end_ns = acts[k].end_ns;
+    int64_t own_dp_start = INT64_MAX, own_dp_end = INT64_MIN, own_dp_send = INT64_MAX;
+    while (cursor < mine.size() && mine[cursor].start_ns < step.start_ns) ++cursor;
+    for (size_t i = cursor; i < mine.size() && mine[i].start_ns < step.end_ns; ++i) {
+      const GpuTransfer& t = mine[i];
+      if (t.dp) {
+        if (t.start_ns >= acts[k].start_ns) {
+          own_dp_start = std::min(own_dp_start, t.start_ns);
+          own_dp_end = std::max(own_dp_end, t.end_ns);
+          if (t.outgoing) own_dp_send = std::min(own_dp_send, t.start_ns);
+        }
+        continue;
+      }
+      const int from_stage = t.outgoing ? tl.stage : stage_of[t.peer];
+      const int to_stage = t.outgoing ? stage_of[t.peer] : tl.stage;
+      step.pp_events.push_back({t.start_ns, t.end_ns, t.peer, from_stage < to_stage, t.outgoing});
+    }
+    if (own_dp_start != INT64_MAX) {
+      step.dp_start_ns = own_dp_start;
+      step.dp_end_ns = std::max(own_dp_end, own_dp_start);
+    }
+    if (own_dp_send != INT64_MAX) step.dp_first_send_ns = own_dp_send;
+    tl.steps.push_back(std::move(step));
+  }
+  return tl;
+}
+
+// The k-th activation and k-th gradient received in step k by a tensor-parallel group: the
+// latest over the group's GPUs (the group starts an op only when all of them have their input).
+struct GroupArrivals {
+  std::vector<int64_t> act_in, grad_in;
+};
+
+GroupArrivals ArrivalsOf(const std::vector<Timeline>& out, const std::vector<size_t>& members,
+                         size_t k) {
+  GroupArrivals a;
+  for (size_t i : members) {
+    size_t na = 0, ng = 0;
+    for (const PpEvent& e : out[i].steps[k].pp_events) {
+      if (e.outgoing) continue;
+      auto& v = e.forward ? a.act_in : a.grad_in;
+      size_t& n = e.forward ? na : ng;
+      if (v.size() <= n) v.push_back(e.end_ns);
+      else v[n] = std::max(v[n], e.end_ns);
+      ++n;
+    }
+  }
+  return a;
+}
+
+// Pass 2 for one GPU step: its compute (the gaps before its PP sends, each from when it was free
+// and had its input, and the last backward), bubble, and median forward / backward op.
+void MeasureOps(TimelineStep& step, const GroupArrivals& in, size_t warmup,
+                const TimelineOptions& options) {
+  const std::vector<int64_t>& act_in = in.act_in;
+  const std::vector<int64_t>& grad_in = in.grad_in;
+  std::vector<int64_t> fwd_gaps, bwd_gaps;
+  size_t fwd_sent = 0, bwd_sent = 0;
+  int64_t last_send = step.start_ns;
+  for (const PpEvent& e : step.pp_events) {
+    if (!e.outgoing) continue;
+    int64_t input = step.start_ns;
+    bool after_backward = false;
+    if (e.forward && act_in.empty()) {
+      // Stage 0 in 1F1B: forward ops 0 .. pp-1 (warm-up and the first steady one) follow
+      // forward ops; from then on forward op i follows the (unseen) backward op that
+      // consumed gradient i - pp.
+      const size_t i = fwd_sent++;
+      if (i >= warmup) {
+        after_backward = true;
+        if (i - warmup < grad_in.size()) input = grad_in[i - warmup];
+      }
+    } else if (e.forward) {
+      if (fwd_sent < act_in.size()) input = act_in[fwd_sent];
+      ++fwd_sent;
+    } else {
+      const auto& source = grad_in.empty() ? act_in : grad_in;
+      if (bwd_sent < source.size()) input = source[bwd_sent];
+      ++bwd_sent;
+    }
+    const int64_t gap = e.start_ns - std::max(last_send, input);
+    if (gap > 0) {
+      // A send that leaves together with a transfer from the same peer (a batched
+      // send/recv, or a rendezvous that waits for the receiver to post its buffer) left
+      // when the later of the two GPUs was ready: its gap may be the peer's delay, so it
+      // is not a measure of this GPU's op time.
+      if (!LeavesWithPeer(step.pp_events, e, options.paired_send_ns))
+        (e.forward && !after_backward ? fwd_gaps : bwd_gaps).push_back(gap);
+      step.compute_ns += gap;
+    }
+    last_send = std::max(last_send, e.start_ns);
+  }
+  // The last backward runs between the last PP event and the DP phase.
+  const int64_t last_event = std::max(last_send, grad_in.empty() ? INT64_MIN : grad_in.back());
+  if (!step.pp_events.empty() && step.dp_start_ns > last_event)
+    step.compute_ns += step.dp_start_ns - last_event;
+  const int64_t dp_ns = std::max<int64_t>(0, step.dp_end_ns - step.dp_start_ns);
+  step.bubble_ns =
+      std::max<int64_t>(0, step.end_ns - step.start_ns - dp_ns - step.compute_ns);
+  // Forward and backward ops differ (backward ~2x): a median over both flips between them.
+  step.median_fwd_op_ns = fwd_gaps.empty() ? 0 : MedianOf(fwd_gaps);
+  step.median_bwd_op_ns = bwd_gaps.empty() ? 0 : MedianOf(bwd_gaps);
+  step.median_op_ns = step.median_fwd_op_ns > 0 ? step.median_fwd_op_ns : step.median_bwd_op_ns;
+}
+
+}  // namespace
+
+std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::vector<Pair>& pairs,
+                                     std::vector<PairTransfers>* pair_transfers,
+                                     const std::vector<int>& stage_of, const EndpointContext& ctx,
+                                     int64_t window_end_ns, const TimelineOptions& options) {
+  const int num_stages = std::max<int>(1, static_cast<int>(job.layout.stages.size()));
+  JobTransfers jt =
+      SortTransfers(job_index, pairs, pair_transfers, stage_of, num_stages, ctx.host.size());
 
   // Step boundaries per stage: ends of the DP activities.
   std::vector<std::vector<Activity>> stage_steps(num_stages);
   for (int s = 0; s < num_stages; ++s)
-    stage_steps[s] = DpActivities(std::move(stage_dp[s]), window_end_ns,
+    stage_steps[s] = DpActivities(std::move(jt.stage_dp[s]), window_end_ns,
                                   options.tail_guard_steps, options.steps);
 
   // Pass 1: every GPU's steps with their DP phase and PP events.
   std::vector<Timeline> out;
   for (EndpointId g : job.gpus) {
-    Timeline tl;
-    tl.gpu = g;
-    tl.job = job_index;
-    tl.stage = stage_of[g];
-    const int s = tl.stage >= 0 && tl.stage < num_stages ? tl.stage : 0;
-    const auto& acts = stage_steps[s];
-    const auto& mine = own_of(g);
-    size_t cursor = 0;
-    for (size_t k = 1; k < acts.size(); ++k) {
-      TimelineStep step;
-      step.start_ns = acts[k - 1].end_ns;
-      step.end_ns = acts[k].end_ns;
-      step.dp_start_ns = acts[k].start_ns;
-      step.dp_end_ns = acts[k].end_ns;
-      int64_t own_dp_start = INT64_MAX, own_dp_end = INT64_MIN, own_dp_send = INT64_MAX;
-      while (cursor < mine.size() && mine[cursor].start_ns < step.start_ns) ++cursor;
-      for (size_t i = cursor; i < mine.size() && mine[i].start_ns < step.end_ns; ++i) {
-        const GpuTransfer& t = mine[i];
-        if (t.dp) {
-          if (t.start_ns >= acts[k].start_ns) {
-            own_dp_start = std::min(own_dp_start, t.start_ns);
-            own_dp_end = std::max(own_dp_end, t.end_ns);
-            if (t.outgoing) own_dp_send = std::min(own_dp_send, t.start_ns);
-          }
-          continue;
-        }
-        const int from_stage = t.outgoing ? tl.stage : stage_of[t.peer];
-        const int to_stage = t.outgoing ? stage_of[t.peer] : tl.stage;
-        step.pp_events.push_back({t.start_ns, t.end_ns, t.peer, from_stage < to_stage, t.outgoing});
-      }
-      if (own_dp_start != INT64_MAX) {
-        step.dp_start_ns = own_dp_start;
-        step.dp_end_ns = std::max(own_dp_end, own_dp_start);
-      }
-      if (own_dp_send != INT64_MAX) step.dp_first_send_ns = own_dp_send;
-      tl.steps.push_back(std::move(step));
-    }
-    out.push_back(std::move(tl));
+    const int s = stage_of[g] >= 0 && stage_of[g] < num_stages ? stage_of[g] : 0;
+    out.push_back(GpuSteps(g, job_index, stage_of, stage_steps[s], jt.OwnOf(g)));
   }
 
   // Pass 2: compute and bubble. An op starts when the GPU is free (its previous send) and has its
@@ -140,8 +240,9 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
   // Micro-batches run in order, so matching by rank is exact where matching by time would pick a
   // later arrival. Stage 0 receives no activations: from its (pp+1)-th forward send on, each
   // follows a backward op on the matching gradient, and those gaps (backward + forward) count with
-  // the backward ops; every GPU of a stage runs the same schedule, so like is compared with like. The GPUs of one host and stage form a tensor-parallel group that starts an op
-  // only when all of them have their input, so the input time is the latest over the group.
+  // the backward ops; every GPU of a stage runs the same schedule, so like is compared with like.
+  // The GPUs of one host and stage form a tensor-parallel group that starts an op only when all
+  // of them have their input, so the input time is the latest over the group.
   const size_t warmup = static_cast<size_t>(std::max(1, job.layout.pp));
   std::map<std::pair<int, int>, std::vector<size_t>> groups;  // (host, stage) -> timelines
   for (size_t i = 0; i < out.size(); ++i)
@@ -150,68 +251,8 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
     size_t steps = SIZE_MAX;
     for (size_t i : members) steps = std::min(steps, out[i].steps.size());
     for (size_t k = 0; k < steps; ++k) {
-      std::vector<int64_t> act_in, grad_in;  // group-wide k-th arrivals
-      for (size_t i : members) {
-        size_t na = 0, ng = 0;
-        for (const PpEvent& e : out[i].steps[k].pp_events) {
-          if (e.outgoing) continue;
-          auto& v = e.forward ? act_in : grad_in;
-          size_t& n = e.forward ? na : ng;
-          if (v.size() <= n) v.push_back(e.end_ns);
-          else v[n] = std::max(v[n], e.end_ns);
-          ++n;
-        }
-      }
-      for (size_t i : members) {
-        TimelineStep& step = out[i].steps[k];
-        std::vector<int64_t> fwd_gaps, bwd_gaps;
-        size_t fwd_sent = 0, bwd_sent = 0;
-        int64_t last_send = step.start_ns;
-        for (const PpEvent& e : step.pp_events) {
-          if (!e.outgoing) continue;
-          int64_t input = step.start_ns;
-          bool after_backward = false;
-          if (e.forward && act_in.empty()) {
-            // Stage 0 in 1F1B: forward ops 0 .. pp-1 (warm-up and the first steady one) follow
-            // forward ops; from then on forward op i follows the (unseen) backward op that
-            // consumed gradient i - pp.
-            const size_t i = fwd_sent++;
-            if (i >= warmup) {
-              after_backward = true;
-              if (i - warmup < grad_in.size()) input = grad_in[i - warmup];
-            }
-          } else if (e.forward) {
-            if (fwd_sent < act_in.size()) input = act_in[fwd_sent];
-            ++fwd_sent;
-          } else {
-            const auto& source = grad_in.empty() ? act_in : grad_in;
-            if (bwd_sent < source.size()) input = source[bwd_sent];
-            ++bwd_sent;
-          }
-          const int64_t gap = e.start_ns - std::max(last_send, input);
-          if (gap > 0) {
-            // A send that leaves together with a transfer from the same peer (a batched
-            // send/recv, or a rendezvous that waits for the receiver to post its buffer) left
-            // when the later of the two GPUs was ready: its gap may be the peer's delay, so it
-            // is not a measure of this GPU's op time.
-            if (!LeavesWithPeer(step.pp_events, e, options.paired_send_ns))
-              (e.forward && !after_backward ? fwd_gaps : bwd_gaps).push_back(gap);
-            step.compute_ns += gap;
-          }
-          last_send = std::max(last_send, e.start_ns);
-        }
-        // The last backward runs between the last PP event and the DP phase.
-        const int64_t last_event = std::max(last_send, grad_in.empty() ? INT64_MIN : grad_in.back());
-        if (!step.pp_events.empty() && step.dp_start_ns > last_event)
-          step.compute_ns += step.dp_start_ns - last_event;
-        const int64_t dp_ns = std::max<int64_t>(0, step.dp_end_ns - step.dp_start_ns);
-        step.bubble_ns =
-            std::max<int64_t>(0, step.end_ns - step.start_ns - dp_ns - step.compute_ns);
-        // Forward and backward ops differ (backward ~2x): a median over both flips between them.
-        step.median_fwd_op_ns = fwd_gaps.empty() ? 0 : MedianOf(fwd_gaps);
-        step.median_bwd_op_ns = bwd_gaps.empty() ? 0 : MedianOf(bwd_gaps);
-        step.median_op_ns = step.median_fwd_op_ns > 0 ? step.median_fwd_op_ns : step.median_bwd_op_ns;
-      }
+      const GroupArrivals in = ArrivalsOf(out, members, k);
+      for (size_t i : members) MeasureOps(out[i].steps[k], in, warmup, options);
     }
   }
   return out;
