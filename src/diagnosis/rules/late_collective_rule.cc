@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "diagnosis/robust_stats.h"
+#include "diagnosis/rules/stage_peers.h"
 
 namespace prism::diagnosis {
 namespace {
@@ -35,18 +36,13 @@ std::vector<std::vector<double>> Lateness(const std::vector<const Timeline*>& tl
   return late;
 }
 
-struct Hit {
-  size_t g;
-  Run run;
-};
-
 // Hits whose step spans overlap, as groups (one finding each).
-std::vector<std::vector<Hit>> OverlappingHits(std::vector<Hit> hits) {
+std::vector<std::vector<GpuRun>> OverlappingHits(std::vector<GpuRun> hits) {
   std::sort(hits.begin(), hits.end(),
-            [](const Hit& x, const Hit& y) { return x.run.first < y.run.first; });
-  std::vector<std::vector<Hit>> groups;
+            [](const GpuRun& x, const GpuRun& y) { return x.run.first < y.run.first; });
+  std::vector<std::vector<GpuRun>> groups;
   size_t group_last = 0;
-  for (const Hit& h : hits) {
+  for (const GpuRun& h : hits) {
     if (groups.empty() || h.run.first > group_last) {
       groups.push_back({h});
       group_last = h.run.last;
@@ -63,15 +59,12 @@ std::vector<std::vector<Hit>> OverlappingHits(std::vector<Hit> hits) {
 std::vector<Finding> FindLateCollectiveGpus(const RuleContext& rc) {
   std::vector<Finding> out;
   const auto& o = rc.options;
-  std::map<std::pair<int, int>, std::vector<const Timeline*>> stages;
-  for (const auto& t : rc.results.timelines)
-    if (t.stage >= 0 && t.job >= 0 && rc.results.jobs[size_t(t.job)].layout.pp == 1)
-      stages[{t.job, t.stage}].push_back(&t);
-
+  const StageTimelines stages = TimelinesByStage(rc.results, [&](const Timeline& t) {
+    return t.job >= 0 && rc.results.jobs[size_t(t.job)].layout.pp == 1;
+  });
   for (const auto& [key, tls] : stages) {
     if (tls.size() < 3) continue;  // two GPUs exchange pairwise: neither can start first
-    size_t steps = SIZE_MAX;
-    for (const Timeline* t : tls) steps = std::min(steps, t->steps.size());
+    const size_t steps = CommonSteps(tls);
     if (steps < size_t(2 * o.persist_units)) continue;
     const std::vector<std::vector<double>> late = Lateness(tls, steps);
     std::vector<double> step_ns, all;
@@ -88,7 +81,7 @@ std::vector<Finding> FindLateCollectiveGpus(const RuleContext& rc) {
         std::max(RobustSigma(all, centre), kMinSigmaFraction * usual_step_ns);
     const double min_late_ns = o.min_gpu_effect * usual_step_ns;
 
-    std::vector<Hit> hits;
+    std::vector<GpuRun> hits;
     for (size_t g = 0; g < tls.size(); ++g) {
       std::vector<double> mine;
       for (double x : late[g])
@@ -110,16 +103,13 @@ std::vector<Finding> FindLateCollectiveGpus(const RuleContext& rc) {
     }
 
     const auto& eps = rc.flows.endpoints();
-    for (const std::vector<Hit>& group : OverlappingHits(std::move(hits))) {
+    for (const std::vector<GpuRun>& group : OverlappingHits(std::move(hits))) {
       Finding f;
-      size_t first = SIZE_MAX, last = 0, units = 0;
+      const RunsSpan span = SpanOf(group);
       std::vector<double> vals;
-      const Hit* earliest = nullptr;  // the GPU of the group that usually sent first
+      const GpuRun* earliest = nullptr;  // the GPU of the group that usually sent first
       double earliest_late = INFINITY;
-      for (const Hit& h : group) {
-        first = std::min(first, h.run.first);
-        last = std::max(last, h.run.last);
-        units = std::max(units, h.run.flagged);
+      for (const GpuRun& h : group) {
         f.gpus.push_back(tls[h.g]->gpu);
         std::vector<double> mine;
         for (size_t k = h.run.first; k <= h.run.last; ++k)
@@ -128,19 +118,18 @@ std::vector<Finding> FindLateCollectiveGpus(const RuleContext& rc) {
         const double m = Median(std::move(mine));
         if (m < earliest_late) earliest_late = m, earliest = &h;
       }
-      std::sort(f.gpus.begin(), f.gpus.end(),
-                [&](EndpointId x, EndpointId y) { return eps.Addr(x) < eps.Addr(y); });
+      SortByAddress(eps, &f.gpus);
       std::string names;
       for (EndpointId g : f.gpus) names += (names.empty() ? "" : ", ") + eps.Addr(g).ToString();
       f.kind = "straggler_gpu";
       f.job = key.first;
-      f.start_ns = tls[0]->steps[first].start_ns;
-      f.end_ns = tls[0]->steps[last].end_ns;
+      f.start_ns = tls[0]->steps[span.first].start_ns;
+      f.end_ns = tls[0]->steps[span.last].end_ns;
       f.metric = "collective_lateness_ms";
       f.value = Median(vals);
       f.baseline = usual_step_ns / 1e6;  // the lateness is judged as a share of the step
       f.sigma = sigma / 1e6;
-      f.units = static_cast<int>(units);
+      f.units = static_cast<int>(span.units);
       f.cause = Cause::kGpu;
       f.severity = SeverityFor(f.units, f.value / f.baseline, o);
       f.summary = fmt::format(
