@@ -63,6 +63,15 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
     RefinePairs(&results.pairs, flows.endpoints().size());
     infer_tp();
   }
+  // The TP test again, with density against the GPU's other collectives, now that the step-order
+  // pass has sorted collectives from pipeline pairs: a TP pair whose long records left it no
+  // denser than the pipeline was first taken for a pipeline pair (classify/tensor_parallel.h).
+  TensorParallelOptions after_step_order = options.tensor_parallel;
+  after_step_order.denser_than_collective = true;
+  if (LabelTensorParallelPairs(&results.pairs, transfers, after_step_order, &denser) > 0) {
+    RefinePairs(&results.pairs, flows.endpoints().size());
+    infer_tp();
+  }
   if (RevertUnwitnessedDenserPairs(&results.pairs, denser) > 0) {
     RefinePairs(&results.pairs, flows.endpoints().size());
     infer_tp();

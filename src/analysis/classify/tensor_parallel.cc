@@ -17,19 +17,29 @@ double InterleavedShare(const std::vector<Transfer>& collective,
   return double(with) / double(pipeline.size() - 1);
 }
 
+namespace {
+
+// Indices of the pairs labelled `label` with more than `min_intervals` transfers, by GPU.
+std::unordered_map<EndpointId, std::vector<size_t>> PairsByGpu(
+    const std::vector<Pair>& pairs, const std::vector<PairTransfers>& transfers, PairLabel label,
+    size_t min_intervals) {
+  std::unordered_map<EndpointId, std::vector<size_t>> by_gpu;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (pairs[i].label != label || transfers[i].transfers.size() < min_intervals + 1) continue;
+    by_gpu[pairs[i].a].push_back(i);
+    by_gpu[pairs[i].b].push_back(i);
+  }
+  return by_gpu;
+}
+
+}  // namespace
+
 size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
                                 const std::vector<PairTransfers>& transfers,
                                 const TensorParallelOptions& options,
                                 std::vector<DenserThanPipeline>* denser_pairs) {
-  // Pipeline pairs by GPU.
-  std::unordered_map<EndpointId, std::vector<size_t>> pipeline_of;
-  for (size_t i = 0; i < pairs->size(); ++i) {
-    const Pair& p = (*pairs)[i];
-    if (p.label != PairLabel::kPp || transfers[i].transfers.size() < options.min_intervals + 1)
-      continue;
-    pipeline_of[p.a].push_back(i);
-    pipeline_of[p.b].push_back(i);
-  }
+  const auto pipeline_of = PairsByGpu(*pairs, transfers, PairLabel::kPp, options.min_intervals);
+  const auto collectives_of = PairsByGpu(*pairs, transfers, PairLabel::kDp, options.min_intervals);
   std::vector<std::pair<size_t, const char*>> tp;
   for (size_t i = 0; i < pairs->size(); ++i) {
     const Pair& c = (*pairs)[i];
@@ -46,7 +56,28 @@ size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
         for (size_t p : it->second)
           best = std::max(best, InterleavedShare(transfers[i].transfers, transfers[p].transfers));
       }
-      if (best >= options.min_interleaved_share) tp.emplace_back(i, "interleaved-with-pipeline");
+      if (best >= options.min_interleaved_share) {
+        tp.emplace_back(i, "interleaved-with-pipeline");
+      } else if (options.denser_than_collective && best >= options.min_dense_interleaved_share) {
+        // A GPU's gradient collective moves about the same number of transfers with each of its
+        // ring neighbours; a TP all-reduce runs in every layer of every micro-batch. A collective
+        // pair with min_count_ratio times the transfers of another collective pair of its GPU,
+        // and interleaved with its pipeline as a TP pair at a pipeline's end is, is TP: what
+        // tells TP from DP when long records (10-ms flowlets) leave it too few transfers to be
+        // denser than the pipeline.
+        for (EndpointId g : {c.a, c.b}) {
+          auto it = collectives_of.find(g);
+          if (it == collectives_of.end()) continue;
+          const bool denser = std::any_of(it->second.begin(), it->second.end(), [&](size_t d) {
+            return d != i && double(n) >= options.min_count_ratio *
+                                               double(transfers[d].transfers.size());
+          });
+          if (denser) {
+            tp.emplace_back(i, "denser-than-collective");
+            break;
+          }
+        }
+      }
     } else if (c.label == PairLabel::kPp) {
       std::vector<size_t> witnesses;
       for (EndpointId g : {c.a, c.b}) {

@@ -39,6 +39,12 @@ struct TensorParallelOptions {
   // waits for the neighbour stage (send the activation, wait, receive the gradient) with no compute
   // and so no TP collective in them; the gradient collective still falls into about one per step.
   double min_dense_interleaved_share = 0.35;
+  // Also label TP a collective with min_count_ratio times the transfers of another collective
+  // pair of its GPU, interleaved with its pipeline in min_dense_interleaved_share of the intervals
+  // (rule "denser-than-collective"). Only once the step-order pass has sorted collectives from
+  // pipeline pairs: a pipeline pair of a middle stage taken for DP by the first pass is as dense
+  // and as interleaved (the simulator's `paper`: five such pairs made TP, layout 0.8).
+  bool denser_than_collective = false;
 };
 
 // Share of the intervals between consecutive transfers of `pipeline` (start order) that hold the

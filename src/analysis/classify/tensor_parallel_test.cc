@@ -77,6 +77,46 @@ TEST(TensorParallel, OncePerStepCollectiveStaysDp) {
   EXPECT_EQ(pairs[0].label, PairLabel::kDp);
 }
 
+// GPU 0's gradient collective with GPU 3: ten transfers once per 200-ms step.
+PairTransfers OncePerStep() {
+  PairTransfers dp;
+  for (int step = 0; step < 4; ++step)
+    for (int x = 0; x < 10; ++x) {
+      const int64_t s = step * 200 * kMs + 195 * kMs + x * 100'000;
+      dp.transfers.push_back({s, s + 50'000, 1 << 18, 1, x % 2 == 0});
+    }
+  return dp;
+}
+
+// A TP pair already taken for a collective, at a pipeline's end (bursts in half the pipeline's
+// intervals: under the 0.6 an interleaved collective needs), with four times the transfers of its
+// GPU's gradient collective: TP. The gradient collective stays DP.
+TEST(TensorParallel, CollectiveDenserThanItsGpusOtherCollectiveIsTp) {
+  std::vector<Pair> pairs{MakePair(0, 1, PairLabel::kDp), MakePair(0, 2, PairLabel::kPp),
+                          MakePair(0, 3, PairLabel::kDp)};
+  std::vector<PairTransfers> transfers{TensorParallel(), Pipeline(), OncePerStep()};
+  TensorParallelOptions options;
+  EXPECT_EQ(LabelTensorParallelPairs(&pairs, transfers, options), 0u);  // before step order
+  options.denser_than_collective = true;
+  EXPECT_EQ(LabelTensorParallelPairs(&pairs, transfers, options), 1u);
+  EXPECT_EQ(pairs[0].label, PairLabel::kTp);
+  EXPECT_EQ(pairs[0].evidence.rule, "denser-than-collective");
+  EXPECT_EQ(pairs[2].label, PairLabel::kDp);
+}
+
+// The same pair with no sparser collective beside it (a ring neighbour with as many transfers)
+// is not told from DP by density.
+TEST(TensorParallel, CollectiveAsDenseAsItsNeighbourStaysDp) {
+  std::vector<Pair> pairs{MakePair(0, 1, PairLabel::kDp), MakePair(0, 2, PairLabel::kPp),
+                          MakePair(0, 3, PairLabel::kDp)};
+  std::vector<PairTransfers> transfers{TensorParallel(), Pipeline(), TensorParallel()};
+  TensorParallelOptions options;
+  options.denser_than_collective = true;
+  EXPECT_EQ(LabelTensorParallelPairs(&pairs, transfers, options), 0u);
+  EXPECT_EQ(pairs[0].label, PairLabel::kDp);
+  EXPECT_EQ(pairs[2].label, PairLabel::kDp);
+}
+
 // Denser only than pairs the step-order pass found to be DP: a pipeline pair after all.
 TEST(TensorParallel, DenserPairsNeedAWitnessThatStaysAPipelinePair) {
   std::vector<Pair> pairs{MakePair(0, 1, PairLabel::kTp), MakePair(1, 2, PairLabel::kDp),
