@@ -3,8 +3,9 @@
 # for a few seconds per target (CTest fuzz_decoders); longer runs by hand.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET=60] [JOBS=1] [OUT_DIR=build-fuzz]
 # Targets (src/ingest/**/*_fuzzer.cc): packet_fuzzer (decoder chain + flow builder),
-# export_decoder_fuzzer (IPFIX / NetFlow v9). Seeds come from the committed captures and from
-# well-formed export messages; crashes land in build-fuzz/<target>.work/ (crash-*) and fail the run.
+# export_decoder_fuzzer (IPFIX / NetFlow v9), sflow_decoder_fuzzer (sFlow v5 + decoder chain +
+# flow builder). Seeds come from the committed captures, from well-formed export messages and
+# from the committed sFlow datagrams (tests/golden/ingest/sflow/*.seed); crashes land in build-fuzz/<target>.work/ (crash-*) and fail the run.
 # The decoders keep to C++20 without core/status.h (std::expected), which clang 14 cannot compile
 # against libstdc++ 12; that is why the Status-returning readers are not fuzzed here (their
 # framing is covered by the unit tests' corruption loops).
@@ -35,6 +36,10 @@ build export_decoder_fuzzer src/ingest/ipfix/export_decoder_fuzzer.cc \
   src/ingest/ipfix/export_decoder.cc src/ingest/ipfix/data_record.cc \
   src/ingest/ipfix/ipfix_template.cc src/ingest/ipfix/template_cache.cc \
   src/ingest/ipfix/sequence_tracker.cc
+build sflow_decoder_fuzzer src/ingest/sflow/sflow_decoder_fuzzer.cc \
+  src/ingest/sflow/sflow_decoder.cc src/ingest/sflow/sflow_format.cc \
+  src/ingest/sflow/loss_tracker.cc src/ingest/packet/decoders.cc src/ingest/packet/dispatch.cc \
+  src/ingest/pcap/packet_flow_builder.cc
 
 # Seeds: every frame of the committed captures in the packet fuzzer's framing, and a NetFlow v9
 # and an IPFIX message with templates, options (sampling) and data in the export fuzzer's.
@@ -68,9 +73,11 @@ for name, msgs in (("v9", [v9, v9]), ("ipfix", [ipfix, ipfix[:20]]), ("mixed", [
     blob = b"".join(struct.pack(">HB", len(m), i % 2 | 2) + m for i, m in enumerate(msgs))
     open(os.path.join(ex, name + ".seed"), "wb").write(blob)
 PY
+mkdir -p "$out/sflow_decoder_fuzzer.seeds"
+cp tests/golden/ingest/sflow/*.seed "$out/sflow_decoder_fuzzer.seeds/"
 
 status=0
-for t in packet_fuzzer export_decoder_fuzzer; do
+for t in packet_fuzzer export_decoder_fuzzer sflow_decoder_fuzzer; do
   mkdir -p "$out/$t.corpus" "$out/$t.work"
   echo "fuzz: $t for ${budget}s"
   if ! (cd "$out/$t.work" && "../$t" -max_total_time="$budget" -rss_limit_mb=2048 -timeout=10 \

@@ -38,9 +38,24 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(export_sequence_went_back, kInfo,   "IPFIX/NetFlow v9 messages numbered behind their predecessor (exporter restart or reordering; not counted as loss)") \
   F(collector_datagrams_dropped, kDataLoss, "UDP datagrams dropped: collector queue full")      \
   F(collector_bad_datagram,  kDataLoss, "UDP datagrams skipped: neither IPFIX nor NetFlow v9")  \
+  F(sflow_datagrams,         kInfo,     "sFlow v5 datagrams decoded (captures and UDP)")        \
+  F(sflow_bad_datagram,      kDataLoss, "sFlow datagrams skipped: bad header or sample framing (all their samples)") \
+  F(sflow_bad_sample,        kDataLoss, "sFlow samples or records skipped: malformed")          \
+  F(sflow_flow_samples,      kInfo,     "sFlow flow samples with a raw packet header: 1-in-N sampled packets") \
+  F(sflow_sample_no_header,  kDataLoss, "sFlow flow samples skipped: no raw packet header record to build flows from") \
+  F(sflow_header_unsupported, kDataLoss, "sFlow packet headers skipped: header protocol other than Ethernet, IPv4, IPv6") \
+  F(sflow_other_records,     kInfo,     "sFlow flow records other than the raw packet header (extended switch/router data): not needed") \
+  F(sflow_other_samples,     kInfo,     "sFlow samples of enterprise or format llmprism does not read") \
+  F(sflow_counter_samples,   kInfo,     "sFlow counter samples decoded (not used by the analysis yet)") \
+  F(sflow_interface_counters, kInfo,    "sFlow generic interface counter records decoded (not used by the analysis yet)") \
+  F(sflow_samples_lost,      kDataLoss, "sFlow flow samples the agents sent that never arrived (gaps in sample sequence numbers)") \
+  F(sflow_samples_dropped,   kDataLoss, "sFlow flow samples the agents dropped for lack of resources (growth of the drops field)") \
+  F(sflow_datagrams_lost,    kInfo,     "sFlow datagrams that never arrived (gaps in datagram sequence numbers; their flow samples are in sflow_samples_lost)") \
+  F(sflow_sequence_went_back, kInfo,    "sFlow datagrams or samples numbered behind their predecessor (agent restart or reordering; not loss)") \
+  F(sflow_collector_bad_datagram, kDataLoss, "UDP datagrams skipped by the sFlow collector: not sFlow v5") \
   F(pcap_packets,            kInfo,     "packets read from pcap/pcapng captures")               \
   F(pcap_file_truncated,     kDataLoss, "captures that end inside a packet record (the rest is lost)") \
-  F(pcap_export_packets,     kInfo,     "IPFIX/NetFlow v9 export datagrams found in captures and decoded") \
+  F(pcap_export_packets,     kInfo,     "IPFIX/NetFlow v9/sFlow export datagrams found in captures and decoded") \
   F(packet_truncated,        kDataLoss, "packets skipped: headers cut by the capture length before the fields needed") \
   F(packet_malformed,        kDataLoss, "packets skipped: inconsistent header or length fields") \
   F(packet_unsupported_link, kDataLoss, "packets skipped: link type other than Ethernet, raw IP, Linux SLL") \

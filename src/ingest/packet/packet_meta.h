@@ -12,6 +12,7 @@
 #include <limits>
 #include <span>
 
+#include "core/flow_record.h"
 #include "core/ip_addr.h"
 
 namespace prism::ingest {
@@ -59,6 +60,12 @@ struct PacketMeta {
   uint8_t span_version = 0;  // 1 = type II, 2 = type III
   uint16_t span_session = 0;
   IpAddr span_exporter;  // outer IP source: the switch that mirrored the packet
+
+  // sFlow: the packet is a 1-in-`sampling_rate` sample taken by an agent (the observation point
+  // `agent_point`), not a packet of a capture (sflow/sflow_decoder.h). Set by the caller.
+  uint32_t sampling_rate = 1;
+  bool has_agent_point = false;
+  PointId agent_point = kNoPoint;
 
   bool gre_seq = false;  // the enclosing GRE header had a sequence number (ERSPAN II/III, not I)
   int depth = 0;         // headers decoded so far

@@ -14,6 +14,7 @@ size_t PacketFlowBuilder::KeyHash::operator()(const Key& k) const {
   h ^= IpAddrHash()(k.dst) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
   uint64_t rest = (uint64_t{k.qp} << 32) ^ (uint64_t{k.src_port} << 16) ^ k.dst_port ^
                   (uint64_t{k.proto} << 56) ^ (uint64_t{k.point} << 24) ^ (k.roce ? 1ull << 63 : 0);
+  h ^= uint64_t{k.sampling_rate} * 0x9E3779B97F4A7C15ull;
   h ^= rest * 0xD6E8FEB86659FD93ull;
   return static_cast<size_t>(h ^ (h >> 31));
 }
@@ -24,10 +25,12 @@ PacketFlowBuilder::PacketFlowBuilder(const PacketFlowOptions& options, FlowSink*
   options_.max_open_flows = std::max<size_t>(options_.max_open_flows, 2);
   options_.flowlet_gap_ns = std::max<int64_t>(options_.flowlet_gap_ns, 0);
   options_.roce_idle_timeout_ns = std::max<int64_t>(options_.roce_idle_timeout_ns, 0);
+  options_.sampled_gap_max_ns = std::max<int64_t>(options_.sampled_gap_max_ns, 0);
   capture_point_ = options_.capture_point.empty() ? kNoPoint : points_->Intern(options_.capture_point);
 }
 
 PointId PacketFlowBuilder::PointOf(const PacketMeta& m) {
+  if (m.has_agent_point) return m.agent_point;
   if (!m.has_span) return capture_point_;
   SpanKey key{m.span_exporter, m.span_session};
   auto it = span_points_.find(key);
@@ -46,7 +49,9 @@ void PacketFlowBuilder::OnPacket(const PacketMeta& m) {
   if (max_ts_ns_ - last_sweep_ns_ >= sweep_every) Sweep(max_ts_ns_);
   if (open_.size() >= options_.max_open_flows) EvictOlderHalf();
   const PointId point = PointOf(m);
-  if (m.has_bth) {
+  if (m.sampling_rate > 1) {
+    OnSampled(m, point);
+  } else if (m.has_bth) {
     OnRoce(m, point);
   } else {
     OnFlowlet(m, point);
@@ -64,7 +69,7 @@ void PacketFlowBuilder::OnRoce(const PacketMeta& m, PointId point) {
     case RoceKind::kOther: Count(Stat::roce_other_opcode); return;
     case RoceKind::kData: break;
   }
-  Key key{m.src, m.dst, point, m.dest_qp, 0, 0, m.proto, true};
+  Key key{m.src, m.dst, point, m.dest_qp, 0, 0, m.proto, true, 1};
   const Open fresh{m.ts_ns, m.ts_ns, m.roce_payload_bytes, 1, m.src_port, m.dst_port};
   if (info.part == MessagePart::kOnly) {
     Emit(key, fresh);
@@ -103,7 +108,7 @@ void PacketFlowBuilder::OnFlowlet(const PacketMeta& m, PointId point) {
     Count(m.proto == 6 ? Stat::tcp_no_payload : Stat::udp_no_payload);
     return;
   }
-  Key key{m.src, m.dst, point, 0, m.src_port, m.dst_port, m.proto, false};
+  Key key{m.src, m.dst, point, 0, m.src_port, m.dst_port, m.proto, false, 1};
   auto [it, inserted] = open_.try_emplace(
       key, Open{m.ts_ns, m.ts_ns, m.payload_bytes, 1, m.src_port, m.dst_port});
   if (inserted) return;
@@ -116,6 +121,48 @@ void PacketFlowBuilder::OnFlowlet(const PacketMeta& m, PointId point) {
   o.start_ns = std::min(o.start_ns, m.ts_ns);
   o.last_ns = std::max(o.last_ns, m.ts_ns);
   o.bytes += m.payload_bytes;
+  ++o.packets;
+}
+
+int64_t PacketFlowBuilder::TimeoutOf(const Key& k) const {
+  if (k.roce) return options_.roce_idle_timeout_ns;
+  if (k.sampling_rate <= 1) return options_.flowlet_gap_ns;
+  const __int128 scaled = static_cast<__int128>(options_.flowlet_gap_ns) * k.sampling_rate;
+  return static_cast<int64_t>(std::min<__int128>(scaled, options_.sampled_gap_max_ns));
+}
+
+void PacketFlowBuilder::OnSampled(const PacketMeta& m, PointId point) {
+  uint32_t bytes = m.payload_bytes;
+  uint32_t qp = 0;
+  if (m.has_bth) {
+    switch (ClassifyOpcode(m.bth_opcode).kind) {
+      case RoceKind::kAck:
+        Count(m.has_aeth && IsNakSyndrome(m.aeth_syndrome) ? Stat::roce_nak : Stat::roce_ack);
+        return;
+      case RoceKind::kCnp: Count(Stat::roce_cnp); return;
+      case RoceKind::kReadRequest: Count(Stat::roce_read_request); return;
+      case RoceKind::kOther: Count(Stat::roce_other_opcode); return;
+      case RoceKind::kData: break;
+    }
+    bytes = m.roce_payload_bytes;
+    qp = m.dest_qp;
+  } else if (bytes == 0) {
+    Count(m.proto == 6 ? Stat::tcp_no_payload : Stat::udp_no_payload);
+    return;
+  }
+  Key key{m.src, m.dst, point, qp, m.src_port, m.dst_port, m.proto, false, m.sampling_rate};
+  const Open fresh{m.ts_ns, m.ts_ns, bytes, 1, m.src_port, m.dst_port};
+  auto [it, inserted] = open_.try_emplace(key, fresh);
+  if (inserted) return;
+  Open& o = it->second;
+  if (m.ts_ns - o.last_ns > TimeoutOf(key)) {
+    Emit(key, o);
+    o = fresh;
+    return;
+  }
+  o.start_ns = std::min(o.start_ns, m.ts_ns);
+  o.last_ns = std::max(o.last_ns, m.ts_ns);
+  o.bytes += bytes;
   ++o.packets;
 }
 
@@ -132,15 +179,22 @@ void PacketFlowBuilder::Emit(const Key& k, const Open& o) {
   r.bytes = o.bytes;
   r.packets = o.packets;
   r.point = k.point;
+  r.sampling_rate = k.sampling_rate;
   ++records_;
   Count(Stat::records_read);
   sink_->OnRecord(r);
 }
 
+void PacketFlowBuilder::AdvanceTo(int64_t now_ns) {
+  if (now_ns <= max_ts_ns_) return;
+  max_ts_ns_ = now_ns;
+  Sweep(now_ns);
+}
+
 void PacketFlowBuilder::Sweep(int64_t now_ns) {
   last_sweep_ns_ = now_ns;
   for (auto it = open_.begin(); it != open_.end();) {
-    const int64_t timeout = it->first.roce ? options_.roce_idle_timeout_ns : options_.flowlet_gap_ns;
+    const int64_t timeout = TimeoutOf(it->first);
     if (now_ns - it->second.last_ns > timeout) {
       if (it->first.roce) Count(Stat::roce_message_incomplete);
       Emit(it->first, it->second);

@@ -10,8 +10,17 @@
 //     its own and leaves the open one alone. ACK/NAK/CNP/READ requests are counted, not flows.
 //   - TCP and other UDP: flowlets per direction of a 5-tuple, split when the gap between two
 //     packets with payload exceeds `flowlet_gap_ns`. Segments without payload are not flow bytes.
-// The observation point is "EXPORTER/erspan-SESSION" for ERSPAN-mirrored packets, else
-// `capture_point`. Memory is bounded by `max_open_flows`: open entries idle for longer than
+//   - Sampled packets (sFlow: PacketMeta::sampling_rate N > 1): message assembly needs every
+//     packet of a message, which 1-in-N sampling does not give, so RoCE data packets and TCP/UDP
+//     packets alike become flowlets per (point, 5-tuple, destination QP, N), carrying
+//     sampling_rate N so that transfers count their bytes N times (as for sampled IPFIX). Samples
+//     of a busy stream are about N times further apart than its packets, so the idle gap that
+//     ends a sampled flowlet is the unsampled one times N, but at most `sampled_gap_max_ns`:
+//     longer, and the samples of consecutive communication phases (micro-batches, steps) would
+//     merge into one record and the step timeline would be lost; shorter records are regrouped
+//     into transfers downstream anyway. ACK/CNP/READ request samples are counted as above.
+// The observation point is the sampling agent for sampled packets (PacketMeta::agent_point),
+// "EXPORTER/erspan-SESSION" for ERSPAN-mirrored packets, else `capture_point`. Memory is bounded by `max_open_flows`: open entries idle for longer than
 // their timeout are swept as time advances, and a full table closes its older half early
 // (flow_table_evictions). Records come out in close order, not start order.
 #pragma once
@@ -32,6 +41,7 @@ namespace prism::ingest {
 struct PacketFlowOptions {
   int64_t flowlet_gap_ns = 1'000'000;         // TCP/UDP: idle gap that ends a flowlet
   int64_t roce_idle_timeout_ns = 10'000'000;  // RoCE: idle time that closes an open message
+  int64_t sampled_gap_max_ns = 10'000'000;    // sampled packets: cap of flowlet_gap_ns x N
   size_t max_open_flows = size_t{1} << 20;
   std::string capture_point;                  // point name for packets not seen via ERSPAN
 };
@@ -45,6 +55,8 @@ class PacketFlowBuilder {
 
   // `meta` must be a decoded IP packet with a transport header (DecodePacket returned nullopt).
   void OnPacket(const PacketMeta& meta);
+  // Closes what has been idle past its timeout at `now_ns` (live sources: the stream went quiet).
+  void AdvanceTo(int64_t now_ns);
   // Closes everything still open. The builder can be used again afterwards.
   void Finish();
 
@@ -58,7 +70,8 @@ class PacketFlowBuilder {
     uint32_t qp;  // RoCE: destination QP; flowlets: 0
     uint16_t src_port, dst_port;  // flowlets only (0 for RoCE)
     uint8_t proto;
-    bool roce;
+    bool roce;               // an unsampled RoCE message
+    uint32_t sampling_rate;  // 1 = unsampled
     friend bool operator==(const Key&, const Key&) = default;
   };
   struct KeyHash {
@@ -73,6 +86,8 @@ class PacketFlowBuilder {
   PointId PointOf(const PacketMeta& m);
   void OnRoce(const PacketMeta& m, PointId point);
   void OnFlowlet(const PacketMeta& m, PointId point);
+  void OnSampled(const PacketMeta& m, PointId point);
+  int64_t TimeoutOf(const Key& k) const;
   void Emit(const Key& k, const Open& o);
   void Sweep(int64_t now_ns);
   void EvictOlderHalf();

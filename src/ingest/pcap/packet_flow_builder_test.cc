@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace prism::ingest {
@@ -164,6 +165,55 @@ TEST_F(Fixture, OpenTableIsBounded) {
   EXPECT_GT(stats.Get(Stat::flow_table_evictions), 0u);
   b.Finish();
   EXPECT_EQ(sink.records.size(), 10'000u);
+}
+
+// 1-in-N samples: no message assembly (a FIRST without its LAST is normal), one flowlet per
+// (5-tuple, QP, N) that carries N, ended by the gap flowlet_gap x N capped at sampled_gap_max_ns.
+TEST_F(Fixture, SampledRocePacketsAreFlowletsCarryingTheRate) {
+  options.flowlet_gap_ns = 1'000;
+  options.sampled_gap_max_ns = 50'000;
+  PacketFlowBuilder b(options, &sink, &points, &stats);
+  auto sampled = [](PacketMeta m, uint32_t n) {
+    m.sampling_rate = n;
+    return m;
+  };
+  b.OnPacket(sampled(Roce(0, 0x06, 9, 4096), 10));       // FIRST
+  b.OnPacket(sampled(Roce(9'000, 0x07, 9, 4096), 10));   // 9 us later: within 1 us x 10
+  b.OnPacket(sampled(Roce(30'000, 0x07, 9, 4096), 10));  // 21 us later: a new flowlet
+  b.OnPacket(sampled(Roce(31'000, 0x11, 9, 0), 10));     // ACK: counted, not bytes
+  b.OnPacket(sampled(Roce(32'000, 0x07, 7, 4096), 1000));  // another QP and rate
+  b.OnPacket(sampled(Roce(82'000, 0x07, 7, 4096), 1000));  // 50 us: the cap, still joined
+  b.Finish();
+  ASSERT_EQ(sink.records.size(), 3u);
+  std::sort(sink.records.begin(), sink.records.end(),
+            [](const FlowRecord& x, const FlowRecord& y) { return x.start_ns < y.start_ns; });
+  EXPECT_EQ(sink.records[0].start_ns, 0);
+  EXPECT_EQ(sink.records[0].end_ns, 9'000);
+  EXPECT_EQ(sink.records[0].bytes, 8192u);
+  EXPECT_EQ(sink.records[0].packets, 2u);
+  EXPECT_EQ(sink.records[0].sampling_rate, 10u);
+  EXPECT_EQ(sink.records[0].qp, 9u);
+  EXPECT_EQ(sink.records[1].start_ns, 30'000);
+  EXPECT_EQ(sink.records[1].bytes, 4096u);
+  EXPECT_EQ(sink.records[2].qp, 7u);
+  EXPECT_EQ(sink.records[2].sampling_rate, 1000u);
+  EXPECT_EQ(sink.records[2].end_ns, 82'000);
+  EXPECT_EQ(stats.Get(Stat::roce_ack), 1u);
+  EXPECT_EQ(stats.Get(Stat::roce_message_incomplete), 0u);
+  EXPECT_EQ(stats.Get(Stat::roce_message_headless), 0u);
+}
+
+TEST_F(Fixture, SampledPacketsTakeTheAgentAsPoint) {
+  PacketFlowBuilder b(options, &sink, &points, &stats);
+  PacketMeta m = Tcp(0, 100);
+  m.sampling_rate = 4;
+  m.has_agent_point = true;
+  m.agent_point = points.Intern("10.0.0.1");
+  b.OnPacket(m);
+  b.Finish();
+  ASSERT_EQ(sink.records.size(), 1u);
+  EXPECT_EQ(sink.records[0].point, m.agent_point);
+  EXPECT_EQ(sink.records[0].sampling_rate, 4u);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "ingest/ipfix/export_decoder.h"
 #include "ingest/packet/dispatch.h"
+#include "ingest/sflow/sflow_decoder.h"
 
 namespace prism::ingest {
 namespace {
@@ -33,6 +34,8 @@ StatusOr<uint64_t> ReadPcap(pcap_t* pcap, const std::string& name, const PcapRea
   Stats* st = stats != nullptr ? stats : &local;
   PacketFlowBuilder builder(options.flows, sink, points, st);
   ExportDecoder export_decoder(name, sink, points, st);
+  // sFlow samples are packets: they share the capture's flow builder (their point is the agent).
+  SflowDecoder sflow_decoder(name, &builder, points, st);
   uint64_t packets = 0;
   pcap_pkthdr* hdr = nullptr;
   const u_char* data = nullptr;
@@ -62,10 +65,16 @@ StatusOr<uint64_t> ReadPcap(pcap_t* pcap, const std::string& name, const PcapRea
       st->Add(Stat::pcap_export_packets);
       continue;
     }
+    if (options.decode_export_packets && meta.proto == 17 && !meta.has_bth &&
+        sflow_decoder.OnCapturedDatagram(meta, packets)) {
+      st->Add(Stat::pcap_export_packets);
+      continue;
+    }
     builder.OnPacket(meta);
   }
   builder.Finish();
   export_decoder.Finish();
+  sflow_decoder.Finish();
   const uint64_t records = builder.records() + export_decoder.records();
   if (records == 0) {
     return MakeError(ErrorCode::kDataLoss,
