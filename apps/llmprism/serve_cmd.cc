@@ -1,5 +1,5 @@
 // File: apps/llmprism/serve_cmd.cc
-// `llmprism serve --ipfix-udp ADDR:PORT [--watch DIR] [--capture IFACE [--capture-filter BPF]] [--window 60] [--step 10] [--http ADDR:PORT]
+// `llmprism serve --ipfix-udp ADDR:PORT [--sflow-udp ADDR:PORT] [--watch DIR] [--capture IFACE [--capture-filter BPF]] [--window 60] [--step 10] [--http ADDR:PORT]
 //  [--db FILE.sqlite] [--topology FILE] [--token-file F] [--tls-cert F --tls-key F] ...`: continuous monitoring (service/service.h,
 // docs/api.md). Binds 127.0.0.1 unless told otherwise. Runs until SIGTERM or SIGINT, then stops the
 // sources, analyses the windows that hold data, writes them to the database and exits 0.
@@ -35,6 +35,7 @@ namespace {
 
 struct ServeArgs {
   std::vector<std::string> udp;
+  std::vector<std::string> sflow_udp;
   std::vector<std::string> exporters;  // --exporter-allow prefixes
   std::vector<std::string> watch;
   std::vector<std::string> capture;
@@ -74,14 +75,16 @@ int RunServe(const ServeArgs& args) {
     fmt::print(stderr, "llmprism serve: {}\n", m);
     return 2;
   };
-  if (args.udp.empty() && args.watch.empty() && args.capture.empty()) {
-    return fail("no input: give --ipfix-udp ADDR:PORT, --watch DIR and/or --capture IFACE");
+  if (args.udp.empty() && args.sflow_udp.empty() && args.watch.empty() && args.capture.empty()) {
+    return fail("no input: give --ipfix-udp ADDR:PORT, --sflow-udp ADDR:PORT, --watch DIR "
+                "and/or --capture IFACE");
   }
   if (!args.capture_filter.empty() && args.capture.empty()) {
     return fail("--capture-filter needs --capture IFACE");
   }
   prism::service::ServiceOptions o;
   o.udp = args.udp;
+  o.sflow_udp = args.sflow_udp;
   for (const std::string& e : args.exporters) {
     auto p = prism::IpPrefix::Parse(e);
     if (!p) return fail(fmt::format("--exporter-allow {}: expected ADDR or ADDR/LEN", e));
@@ -246,8 +249,11 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                "Prometheus /metrics, durable state (docs/api.md)");
   cmd->add_option("--ipfix-udp", args->udp,
                   "Collect IPFIX / NetFlow v9 on this UDP ADDR:PORT (repeatable; port 0 = any)");
+  cmd->add_option("--sflow-udp", args->sflow_udp,
+                  "Collect sFlow v5 on this UDP ADDR:PORT (repeatable; port 0 = any): sampled "
+                  "packet headers become flow records carrying the sampling rate (docs/api.md)");
   cmd->add_option("--exporter-allow", args->exporters,
-                  "Take IPFIX / NetFlow v9 datagrams only from this source ADDR or ADDR/LEN "
+                  "Take IPFIX / NetFlow v9 / sFlow datagrams only from this source ADDR or ADDR/LEN "
                   "(repeatable; default any); others are refused unread and counted "
                   "(collector_source_refused)");
   cmd->add_option("--watch", args->watch,

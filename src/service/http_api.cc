@@ -87,7 +87,7 @@ json IngestJson(const ApiContext& ctx) {
            {"bad", st.SkippedTotal() - st.Get(Stat::collector_datagrams_dropped)},
            {"counters", counters},
            {"last_record_wall_ns", s->last_record_wall_ns.load()}};
-    if (s->kind == "ipfix-udp") {
+    if (s->is_udp()) {
       o["port"] = s->udp_port;
       o["datagrams"] = s->datagrams.load();
       o["datagrams_refused"] = s->datagrams_refused.load();
@@ -362,14 +362,14 @@ void RenderDatagramMetrics(const ApiContext& ctx, const std::vector<Stats>& stat
                            MetricsText& m) {
   m.Family("llmprism_datagrams_received_total", "counter", "UDP datagrams received, by source.");
   for (const SourceCounters* s : ctx.sources) {
-    if (s->kind != "ipfix-udp") continue;
+    if (!s->is_udp()) continue;
     m.out += fmt::format("llmprism_datagrams_received_total{{source=\"{}\"}} {}\n",
                          Escape(s->name), s->datagrams.load());
   }
   m.Family("llmprism_datagrams_refused_total", "counter",
            "UDP datagrams refused unread: their source is outside --exporter-allow.");
   for (const SourceCounters* s : ctx.sources) {
-    if (s->kind != "ipfix-udp") continue;
+    if (!s->is_udp()) continue;
     m.out += fmt::format("llmprism_datagrams_refused_total{{source=\"{}\"}} {}\n",
                          Escape(s->name), s->datagrams_refused.load());
   }
@@ -378,7 +378,7 @@ void RenderDatagramMetrics(const ApiContext& ctx, const std::vector<Stats>& stat
            "socket buffer (reason=\"socket\").");
   for (size_t k = 0; k < ctx.sources.size(); ++k) {
     const SourceCounters* s = ctx.sources[k];
-    if (s->kind != "ipfix-udp") continue;
+    if (!s->is_udp()) continue;
     m.out += fmt::format(
         "llmprism_datagrams_dropped_total{{source=\"{}\",reason=\"queue_full\"}} {}\n",
         Escape(s->name), stats[k].Get(Stat::collector_datagrams_dropped));

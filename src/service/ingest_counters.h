@@ -15,7 +15,8 @@ namespace prism::service {
 
 struct SourceCounters {
   std::string name;  // "udp:127.0.0.1:4739", "dir:/var/spool/flows"
-  std::string kind;  // "ipfix-udp" | "watch" | "capture"
+  std::string kind;  // "ipfix-udp" | "sflow-udp" | "watch" | "capture"
+  bool is_udp() const { return kind == "ipfix-udp" || kind == "sflow-udp"; }
   std::string capture_filter;  // capture: the BPF filter ("" = none)
   uint16_t udp_port = 0;
   std::atomic<uint64_t> records{0};             // decoded and offered to the queue

@@ -39,7 +39,7 @@ LossTally TallyLoss(const std::vector<SourceCounters*>& sources, const PipelineC
     t.records[kLossImplausible] += s->dropped_implausible.load();
     t.accepted += s->accepted.load();
     t.ingested += s->records.load();
-    if (s->kind != "ipfix-udp") continue;
+    if (!s->is_udp()) continue;
     const uint64_t socket = UdpSocketDrops(s->udp_port);
     const uint64_t queue = s->GetStats().Get(Stat::collector_datagrams_dropped);
     t.socket_datagrams += socket;

@@ -227,8 +227,11 @@ struct Service::Impl {
 
   void RunUdp(size_t index, ingest::UdpCollector* collector, PointTable* local) {
     SourceCounters* c = sources[index].get();
+    // sFlow records are timed by the wall clock of their datagrams' arrival.
     BatchingSink sink(index, c, local, &points, &queue, false,
-                      BatchingSink::Reference::kExportTime, options.plausibility);
+                      c->kind == "sflow-udp" ? BatchingSink::Reference::kWallClock
+                                             : BatchingSink::Reference::kExportTime,
+                      options.plausibility);
     // The collector was started with a forwarding sink (see Start): records reach `sink` here,
     // each datagram's export time first.
     forward_[index] = &sink;
@@ -664,7 +667,7 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
   mi.step_ns = options.buffer.step_ns;
   mi.reorder_ns = options.buffer.reorder_ns;
   mi.queue_records = options.queue_records;
-  mi.udp_collectors = options.udp.size();
+  mi.udp_collectors = options.udp.size() + options.sflow_udp.size();
   mi.udp_queue_datagrams = options.udp_queue_datagrams;
   PRISM_ASSIGN_OR_RETURN(s.plan, PlanMemory(mi));
   s.options.buffer.max_bytes = s.plan.buffer_bytes;
@@ -706,31 +709,48 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
   }
 
   // Sources.
-  s.forward_ = std::vector<std::atomic<BatchingSink*>>(options.udp.size());
-  for (size_t i = 0; i < options.udp.size(); ++i) {
-    PRISM_ASSIGN_OR_RETURN(auto hp, ParseHostPort(options.udp[i], "--ipfix-udp"));
+  // IPFIX / NetFlow v9 collectors, then sFlow ones: the same socket, queue and allow-list.
+  struct UdpSpec {
+    std::string address;
+    bool sflow;
+  };
+  std::vector<UdpSpec> udp;
+  for (const std::string& a : options.udp) udp.push_back({a, false});
+  for (const std::string& a : options.sflow_udp) udp.push_back({a, true});
+  s.forward_ = std::vector<std::atomic<BatchingSink*>>(udp.size());
+  for (size_t i = 0; i < udp.size(); ++i) {
+    PRISM_ASSIGN_OR_RETURN(auto hp, ParseHostPort(udp[i].address,
+                                                  udp[i].sflow ? "--sflow-udp" : "--ipfix-udp"));
     auto fw = std::make_unique<Impl::Forwarder>();
     fw->to = &s.forward_[i];
     s.forwarders_.push_back(std::move(fw));
   }
-  s.collector_points.resize(options.udp.size());
-  for (size_t i = 0; i < options.udp.size(); ++i) {
-    auto hp = *ParseHostPort(options.udp[i], "--ipfix-udp");
+  s.collector_points.resize(udp.size());
+  for (size_t i = 0; i < udp.size(); ++i) {
+    auto hp = *ParseHostPort(udp[i].address, "");
     ingest::UdpCollectorOptions co;
     co.bind_address = hp.first;
     co.port = hp.second;
     co.max_queued_datagrams = options.udp_queue_datagrams;
     co.allowed_sources = options.udp_allowed_sources;
-    // Each datagram's export time, for the records that follow (service/clock_guard.h).
-    co.on_datagram = [fw = &s.forward_[i]](std::span<const uint8_t> d) {
-      if (BatchingSink* sink = fw->load()) sink->SetExportTime(ExportTimeNs(d.data(), d.size()));
-    };
+    if (udp[i].sflow) {
+      // Samples are timed by their arrival (sFlow carries no sample time): no export time.
+      co.protocol = ingest::UdpProtocol::kSflow;
+      co.sflow_flows = options.read.capture.flows;
+    } else {
+      // Each datagram's export time, for the records that follow (service/clock_guard.h).
+      co.on_datagram = [fw = &s.forward_[i]](std::span<const uint8_t> d) {
+        if (BatchingSink* sink = fw->load()) {
+          sink->SetExportTime(ExportTimeNs(d.data(), d.size()));
+        }
+      };
+    }
     PRISM_ASSIGN_OR_RETURN(auto collector, ingest::UdpCollector::Start(
                                                co, s.forwarders_[i].get(), &s.collector_points[i]));
     auto c = std::make_unique<SourceCounters>();
-    c->kind = "ipfix-udp";
+    c->kind = udp[i].sflow ? "sflow-udp" : "ipfix-udp";
     c->udp_port = collector->port();
-    c->name = fmt::format("udp:{}:{}", hp.first, collector->port());
+    c->name = fmt::format("{}:{}:{}", udp[i].sflow ? "sflow" : "udp", hp.first, collector->port());
     s.sources.push_back(std::move(c));
     s.collectors.push_back(std::move(collector));
   }

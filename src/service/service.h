@@ -43,7 +43,8 @@ namespace prism::service {
 
 struct ServiceOptions {
   std::vector<std::string> udp;    // "ADDR:PORT" (IPv6 as [ADDR]:PORT); port 0 = any free port
-  std::vector<IpPrefix> udp_allowed_sources;  // exporters the collectors take; empty = any
+  std::vector<std::string> sflow_udp;  // sFlow v5 collectors, "ADDR:PORT" as for `udp`
+  std::vector<IpPrefix> udp_allowed_sources;  // exporters/agents the collectors take; empty = any
   std::vector<std::string> watch;  // directories
   std::vector<std::string> capture;  // interfaces captured live (libpcap)
   std::string capture_filter;        // BPF applied to every --capture interface
@@ -69,7 +70,7 @@ struct ServiceOptions {
   int64_t alert_hold_ns = 0;        // endsAt of a firing alert ahead of now; 0: 3 windows, >= 60 s
 };
 
-// "ADDR:PORT" or "[V6]:PORT" (port 0-65535) of --ipfix-udp and --http; `what` names the option.
+// "ADDR:PORT" or "[V6]:PORT" (port 0-65535) of --ipfix-udp, --sflow-udp and --http; `what` names the option.
 StatusOr<std::pair<std::string, uint16_t>> ParseHostPort(const std::string& s, const char* what);
 
 class Service {

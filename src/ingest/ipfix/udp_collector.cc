@@ -60,9 +60,18 @@ StatusOr<std::unique_ptr<UdpCollector>> UdpCollector::Start(const UdpCollectorOp
   c->allowed_ = options.allowed_sources;
   c->sink_ = sink;
   c->points_ = points;
-  c->decoder_ = std::make_unique<ExportDecoder>(
-      fmt::format("collector {}:{}", options.bind_address, c->port_), sink, points,
-      &c->decoder_stats_, /*problem_log_cap=*/5, options.templates);
+  const std::string name = fmt::format("collector {}:{}", options.bind_address, c->port_);
+  if (options.protocol == UdpProtocol::kSflow) {
+    PacketFlowOptions flows = options.sflow_flows;
+    flows.capture_point.clear();
+    c->sflow_packets_ =
+        std::make_unique<PacketFlowBuilder>(flows, sink, points, &c->decoder_stats_);
+    c->sflow_ = std::make_unique<SflowDecoder>("sflow " + name, c->sflow_packets_.get(), points,
+                                               &c->decoder_stats_);
+  } else {
+    c->decoder_ = std::make_unique<ExportDecoder>(name, sink, points, &c->decoder_stats_,
+                                                  /*problem_log_cap=*/5, options.templates);
+  }
   c->thread_ = std::thread([raw = c.get()] { raw->Receive(); });
   return c;
 }
@@ -92,6 +101,9 @@ void UdpCollector::Receive() {
     d.received_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now().time_since_epoch())
                         .count();
+    d.received_wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
     if (from.ss_family == AF_INET) {
       auto* sin = reinterpret_cast<sockaddr_in*>(&from);
       d.from = IpAddr::FromV4(ntohl(sin->sin_addr.s_addr));
@@ -130,6 +142,15 @@ size_t UdpCollector::Drain(std::chrono::milliseconds wait, Stats* stats) {
   }
   for (const Datagram& d : batch) {
     std::span<const uint8_t> data(d.data);
+    if (sflow_) {
+      if (!LooksLikeSflowDatagram(data, data.size())) {
+        decoder_stats_.Add(Stat::sflow_collector_bad_datagram);
+        continue;
+      }
+      if (on_datagram_) on_datagram_(data);
+      sflow_->DecodeDatagram(data, d.received_wall_ns);
+      continue;
+    }
     if (!LooksLikeExportDatagram(data, data.size())) {
       decoder_stats_.Add(Stat::collector_bad_datagram);
       continue;
@@ -138,6 +159,16 @@ size_t UdpCollector::Drain(std::chrono::milliseconds wait, Stats* stats) {
     decoder_->SetClock(d.received_ns);
     if (on_datagram_) on_datagram_(data);
     decoder_->DecodeMessage(data, exporter, 0);
+  }
+  if (sflow_packets_ && stop_.load()) {
+    // The last Drain after Stop: what is still open is all there will be.
+    sflow_packets_->Finish();
+    sflow_->Finish();
+  } else if (sflow_packets_) {
+    // Flowlets whose stream went quiet end now, not when its next sample comes (or never).
+    sflow_packets_->AdvanceTo(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count());
   }
   decoder_stats_.Add(Stat::collector_datagrams_dropped, dropped_.exchange(0));
   if (stats != nullptr) stats->Merge(decoder_stats_);

@@ -6,6 +6,10 @@
 // Each datagram is decoded as from exporter (source address, source port), whose address is the
 // records' observation point unless they carry their own. Templates expire by the time their
 // datagrams were received (UdpCollectorOptions::templates).
+// With UdpProtocol::kSflow the same socket, queue and allow-list feed an sFlow v5 decoder
+// (sflow/sflow_decoder.h) instead: its samples are packets seen at the wall-clock time their
+// datagram was received, built into flowlets by a PacketFlowBuilder that Drain advances to the
+// present, so a flowlet ends when its stream goes quiet, not only when the next sample comes.
 #pragma once
 
 #include <atomic>
@@ -28,10 +32,17 @@
 #include "core/stats.h"
 #include "core/status.h"
 #include "ingest/ipfix/export_decoder.h"
+#include "ingest/pcap/packet_flow_builder.h"
+#include "ingest/sflow/sflow_decoder.h"
 
 namespace prism::ingest {
 
+enum class UdpProtocol { kIpfix, kSflow };  // kIpfix: IPFIX and NetFlow v9
+
 struct UdpCollectorOptions {
+  UdpProtocol protocol = UdpProtocol::kIpfix;
+  // kSflow: how sampled packets become flowlets (gaps; capture_point is not used: the agent is).
+  PacketFlowOptions sflow_flows;
   std::string bind_address = "127.0.0.1";  // IPv4 or IPv6 literal
   uint16_t port = 0;                       // 0 = any free port (see port())
   size_t max_queued_datagrams = 4096;      // bounded memory: at most this many x 64 KiB
@@ -62,10 +73,14 @@ class UdpCollector {
   // Waits up to `wait` for a datagram, then decodes every queued one into the sink (counting
   // into `stats`, which may be null). Returns the number of datagrams decoded.
   size_t Drain(std::chrono::milliseconds wait, Stats* stats);
-  // Stops the receiver thread (queued datagrams stay for a last Drain).
+  // Stops the receiver thread (queued datagrams stay for a last Drain, which with kSflow also
+  // closes the flowlets still open).
   void Stop();
 
-  uint64_t records() const { return decoder_ ? decoder_->records() : 0; }
+  uint64_t records() const {
+    if (sflow_packets_) return sflow_packets_->records();
+    return decoder_ ? decoder_->records() : 0;
+  }
   uint64_t datagrams_received() const { return received_.load(); }
   // Datagrams from sources outside UdpCollectorOptions::allowed_sources (not in received).
   uint64_t datagrams_refused() const { return refused_.load(); }
@@ -75,6 +90,7 @@ class UdpCollector {
     IpAddr from;
     uint16_t port;
     int64_t received_ns;  // steady clock: template expiry
+    int64_t received_wall_ns;  // system clock: the time of sFlow samples
     std::vector<uint8_t> data;
   };
   UdpCollector() = default;
@@ -89,6 +105,8 @@ class UdpCollector {
   FlowSink* sink_ = nullptr;
   PointTable* points_ = nullptr;
   std::unique_ptr<ExportDecoder> decoder_;
+  std::unique_ptr<PacketFlowBuilder> sflow_packets_;  // kSflow (then decoder_ is null)
+  std::unique_ptr<SflowDecoder> sflow_;
   Stats decoder_stats_;  // the decoder counts here; Drain moves the counts to the caller's
   std::thread thread_;
   std::atomic<bool> stop_{false};

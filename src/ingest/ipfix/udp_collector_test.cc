@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ingest/sflow/sflow_writer.h"
 #include "testing/packet_builder.h"
 
 namespace prism::ingest {
@@ -155,6 +156,39 @@ TEST(UdpCollector, BadAddressIsAnError) {
   auto c = UdpCollector::Start(options, nullptr, nullptr);
   ASSERT_FALSE(c);
   EXPECT_EQ(c.error().code, ErrorCode::kInvalidArgument);
+}
+
+// --sflow-udp: the same socket and queue, an sFlow decoder behind; a flowlet ends when its stream
+// has been quiet for its gap (Drain advances the clock) or, at the latest, in the last Drain.
+TEST(UdpCollector, ReceivesSflowIntoSampledRecords) {
+  Collect sink;
+  PointTable points;
+  Stats stats;
+  UdpCollectorOptions options;
+  options.protocol = UdpProtocol::kSflow;
+  auto c = UdpCollector::Start(options, &sink, &points);
+  ASSERT_TRUE(c) << c.error().message;
+  SflowDatagramWriter w(IpAddr::FromV4(V4(10, 9, 9, 9)), 0);
+  const Bytes frame = Eth(0x0800, Ipv4(V4(10, 0, 0, 1), V4(10, 0, 0, 2), 17,
+                                       Udp(50000, 4791, Bth(0x07, 5, 0, 1000))));
+  w.AddFlowSample({.sequence = 1, .sampling_rate = 50, .frame_length = 1070,
+                   .header = std::span<const uint8_t>(frame.data(), 128)});
+  const std::vector<uint8_t> d = w.Finish(1, 0);
+  SendTo((*c)->port(), Bytes(d.begin(), d.end()));
+  SendTo((*c)->port(), Bytes{0, 0, 0, 10, 1, 2, 3, 4});  // not sFlow
+  for (int i = 0; i < 100 && stats.Get(Stat::sflow_datagrams) == 0; ++i) {
+    (*c)->Drain(std::chrono::milliseconds(50), &stats);
+  }
+  (*c)->Drain(std::chrono::milliseconds(100), &stats);
+  EXPECT_EQ(stats.Get(Stat::sflow_datagrams), 1u);
+  EXPECT_EQ(stats.Get(Stat::sflow_collector_bad_datagram), 1u);
+  (*c)->Stop();
+  (*c)->Drain(std::chrono::milliseconds(0), &stats);
+  ASSERT_EQ(sink.records.size(), 1u);
+  EXPECT_EQ(sink.records[0].sampling_rate, 50u);
+  EXPECT_EQ(sink.records[0].bytes, 1000u);
+  EXPECT_EQ(points.Name(sink.records[0].point), "10.9.9.9");
+  EXPECT_EQ((*c)->records(), 1u);
 }
 
 }  // namespace
