@@ -2,7 +2,7 @@
 // `llmprism simulate --scenario NAME --out DIR [--seed N]` runs a named scenario of the cluster
 // simulator (src/sim) and writes DIR/flows.ipfix, DIR/flows.csv (small scenarios only,
 // SimConfig::write_csv), DIR/topology.csv and DIR/truth.json, and with `--emit pcap` DIR/flows.pcap
-// (sim/packet_emitter.h). Records stream from the simulator
+// (sim/packet_emitter.h), with `--emit sflow --sampling N` DIR/sflow.pcap (sim/sflow_emitter.h). Records stream from the simulator
 // to the file writers through one tee sink: nothing is buffered beyond the writers' own buffers.
 // `llmprism simulate --list` prints the scenarios. Exit code 0 ok, 2 bad arguments or I/O error.
 #include <chrono>
@@ -26,6 +26,7 @@
 #include "io/topology_csv.h"
 #include "sim/cluster.h"
 #include "sim/packet_emitter.h"
+#include "sim/sflow_emitter.h"
 #include "sim/port_counter_sink.h"
 #include "sim/scenarios.h"
 #include "sim/simulator.h"
@@ -40,7 +41,8 @@ struct SimulateArgs {
   std::string out_dir;
   uint64_t seed = 1;
   bool list = false;
-  std::string emit = "flows";  // comma list of flows, counters, both, pcap (pcap implies flows)
+  std::string emit = "flows";  // comma list of flows, counters, both, pcap, sflow (pcap, sflow imply flows)
+  uint32_t sampling = 1000;    // --emit sflow: 1-in-N
   int erspan = 0;              // pcap: 0 plain capture, 2 / 3 ERSPAN type
   uint32_t snaplen = 128;      // pcap: bytes captured per packet
   double poll_s = 1, refresh_s = 1, poll_jitter = 0.1;
@@ -100,14 +102,16 @@ prism::Status RunSimulate(const SimulateArgs& args) {
   PRISM_ASSIGN_OR_RETURN(prism::sim::SimConfig config,
                          prism::sim::MakeScenario(args.scenario, args.seed));
   if (args.duration_s > 0) config.duration_s = args.duration_s;
-  bool emit_flows = false, emit_counters = false, emit_pcap = false;
+  bool emit_flows = false, emit_counters = false, emit_pcap = false, emit_sflow = false;
   for (std::string_view e : SplitEmit(args.emit)) {
     if (e == "flows" || e == "both") emit_flows = true;
     if (e == "counters" || e == "both") emit_counters = true;
     if (e == "pcap") emit_pcap = emit_flows = true;  // the capture's reference is the flow file
-    if (e != "flows" && e != "counters" && e != "both" && e != "pcap") {
+    if (e == "sflow") emit_sflow = emit_flows = true;
+    if (e != "flows" && e != "counters" && e != "both" && e != "pcap" && e != "sflow") {
       return prism::MakeError(prism::ErrorCode::kInvalidArgument,
-                              "--emit: unknown output '{}' (flows, counters, both, pcap)", e);
+                              "--emit: unknown output '{}' (flows, counters, both, pcap, sflow)",
+                              e);
     }
   }
   const fs::path dir(args.out_dir);
@@ -156,6 +160,12 @@ prism::Status RunSimulate(const SimulateArgs& args) {
   packet_options.snaplen = args.snaplen;
   prism::sim::PacketEmitter packets(packet_options);
   if (emit_pcap) sinks.push_back(&packets);
+  prism::sim::SflowEmitOptions sflow_options;
+  sflow_options.sampling_rate = args.sampling;
+  sflow_options.snaplen = args.snaplen;
+  sflow_options.seed = args.seed;
+  prism::sim::SflowEmitter sflow(sflow_options);
+  if (emit_sflow) sinks.push_back(&sflow);
   TeeSink tee(std::move(sinks));
   PRISM_ASSIGN_OR_RETURN(prism::sim::Truth truth,
                          prism::sim::Simulate(config, cluster, &tee, &points));
@@ -194,6 +204,11 @@ prism::Status RunSimulate(const SimulateArgs& args) {
     const fs::path pcap_path = dir / "flows.pcap";
     PRISM_RETURN_IF_ERROR(packets.Write(pcap_path.string()));
     written.push_back(pcap_path);
+  }
+  if (emit_sflow) {
+    const fs::path sflow_path = dir / "sflow.pcap";
+    PRISM_RETURN_IF_ERROR(sflow.Write(sflow_path.string()));
+    written.push_back(sflow_path);
   }
 
   const fs::path truth_path = dir / "truth.json";
@@ -252,8 +267,14 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
                   "flows (IPFIX + CSV), counters (per-port byte counters: counters.csv and "
                   "topology_ports.csv) or both; 'pcap' adds DIR/flows.pcap to the flows: every "
                   "record as a RoCEv2 RDMA WRITE segmented at 4096 bytes (small scenarios only, "
-                  "e.g. pcap-tiny). Comma-separated: --emit flows,counters,pcap")
+                  "e.g. pcap-tiny); 'sflow' adds DIR/sflow.pcap: the sFlow v5 datagrams the "
+                  "switches' agents would export, sampling 1 in --sampling packets. "
+                  "Comma-separated: --emit flows,counters,pcap")
       ->capture_default_str();
+  cmd->add_option("--sampling", args->sampling,
+                  "With --emit sflow: sample 1 in N packets (random skip, mean N)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1'000'000u));
   cmd->add_option("--poll", args->poll_s, "Counters: poll interval in seconds")
       ->capture_default_str()
       ->check(cli_checks::kPositive);

@@ -1,0 +1,222 @@
+#include "sim/sflow_emitter.h"
+
+#include <pcap/pcap.h>
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <unordered_map>
+
+#include "ingest/sflow/sflow_format.h"
+#include "ingest/sflow/sflow_writer.h"
+
+namespace prism::sim {
+namespace {
+
+constexpr uint32_t kMtuPayloadBytes = 4096;  // as sim/packet_emitter.h
+constexpr size_t kSamplesPerDatagram = 8;
+constexpr int64_t kMaxDatagramAgeNs = 1'000'000;
+
+struct Sample {
+  int64_t ts_ns;
+  uint32_t record;
+  uint32_t packet;  // index within the record's message
+  uint32_t pool;    // the agent's sample pool when it was taken
+};
+
+uint64_t PacketsOf(const FlowRecord& r) {
+  return std::max<uint64_t>(1, (r.bytes + kMtuPayloadBytes - 1) / kMtuPayloadBytes);
+}
+
+int64_t TimeOf(const FlowRecord& r, uint64_t i, uint64_t n) {
+  if (n <= 1) return r.start_ns;
+  const __int128 span = r.end_ns - r.start_ns;
+  return r.start_ns + static_cast<int64_t>(span * static_cast<__int128>(i) /
+                                           static_cast<__int128>(n - 1));
+}
+
+struct Bytes {
+  std::vector<uint8_t> v;
+  void U8(uint32_t x) { v.push_back(static_cast<uint8_t>(x)); }
+  void U16(uint32_t x) {
+    U8(x >> 8);
+    U8(x);
+  }
+  void U32(uint32_t x) {
+    U16(x >> 16);
+    U16(x);
+  }
+  void Addr(const IpAddr& a) {
+    if (a.is_v4()) {
+      U32(a.v4());
+    } else {
+      v.insert(v.end(), a.bytes().begin(), a.bytes().end());
+    }
+  }
+};
+
+// Packet `i` of `n` of record `r`'s RDMA WRITE message, as sampled: the frame's first `snaplen`
+// bytes and its length on the wire (Ethernet, IP, UDP 4791, BTH, RETH/immediate, payload, ICRC).
+std::vector<uint8_t> RoceFrame(const FlowRecord& r, uint64_t i, uint64_t n, uint32_t snaplen,
+                               uint32_t* wire_bytes) {
+  const uint32_t payload = static_cast<uint32_t>(
+      i + 1 < n ? kMtuPayloadBytes : r.bytes - uint64_t{kMtuPayloadBytes} * (n - 1));
+  uint8_t opcode = 0x07;  // MIDDLE
+  uint32_t ext = 0;
+  if (n == 1) {
+    opcode = 0x0A, ext = 16;  // ONLY (RETH)
+  } else if (i == 0) {
+    opcode = 0x06, ext = 16;  // FIRST (RETH)
+  } else if (i + 1 == n) {
+    opcode = 0x09, ext = 4;  // LAST with immediate
+  }
+  const bool v4 = r.src.is_v4() && r.dst.is_v4();
+  const uint32_t udp_bytes = 8 + 12 + ext + payload + 4;
+  Bytes b;
+  for (uint8_t m : {2, 0, 0x5e, 0, 0, 2, 2, 0, 0x5e, 0, 0, 1}) b.U8(m);
+  b.U16(v4 ? 0x0800 : 0x86DD);
+  if (v4) {
+    b.U8(0x45), b.U8(0), b.U16(20 + udp_bytes), b.U16(0), b.U16(0x4000), b.U8(64), b.U8(17);
+    b.U16(0);
+    b.Addr(r.src);
+    b.Addr(r.dst);
+  } else {
+    b.U32(0x60000000), b.U16(udp_bytes), b.U8(17), b.U8(64);
+    b.v.insert(b.v.end(), r.src.bytes().begin(), r.src.bytes().end());
+    b.v.insert(b.v.end(), r.dst.bytes().begin(), r.dst.bytes().end());
+  }
+  b.U16(r.src_port != 0 ? r.src_port : 49152), b.U16(4791), b.U16(udp_bytes), b.U16(0);
+  b.U8(opcode), b.U8(0), b.U16(0xFFFF), b.U32(r.qp & 0xFFFFFF), b.U32(static_cast<uint32_t>(i));
+  *wire_bytes = 14 + (v4 ? 20 : 40) + udp_bytes;
+  b.v.resize(std::min<uint32_t>(snaplen, *wire_bytes), 0);
+  return b.v;
+}
+
+}  // namespace
+
+Status SflowEmitter::Write(const std::string& path) const {
+  const uint32_t n_rate = options_.sampling_rate;
+  if (n_rate == 0) return MakeError(ErrorCode::kInvalidArgument, "--sampling must be >= 1");
+  const uint32_t snaplen = std::clamp<uint32_t>(options_.snaplen, 64, 1024);
+
+  // Sampling, per agent in record start order: a countdown of packets to the next sample.
+  std::vector<uint32_t> order(records_.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return records_[a].start_ns < records_[b].start_ns;
+  });
+  std::mt19937_64 rng(options_.seed);
+  std::uniform_int_distribution<uint64_t> skip(1, 2 * uint64_t{n_rate} - 1);
+  struct Agent {
+    uint64_t countdown = 0;  // packets until the next sample (0 = draw one)
+    uint64_t pool = 0;
+  };
+  std::unordered_map<PointId, Agent> agents;
+  std::vector<Sample> samples;
+  for (uint32_t k : order) {
+    const FlowRecord& r = records_[k];
+    Agent& a = agents[r.point];
+    if (a.countdown == 0) a.countdown = skip(rng);
+    const uint64_t n = PacketsOf(r);
+    uint64_t i = a.countdown - 1;
+    for (; i < n; i += skip(rng)) {
+      if (samples.size() >= options_.max_samples) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "--emit sflow: over {} samples; raise --sampling or use a smaller "
+                         "scenario",
+                         options_.max_samples);
+      }
+      samples.push_back({TimeOf(r, i, n), k, static_cast<uint32_t>(i),
+                         static_cast<uint32_t>(a.pool + i + 1)});
+    }
+    a.countdown = i - n + 1;
+    a.pool += n;
+  }
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const Sample& x, const Sample& y) { return x.ts_ns < y.ts_ns; });
+
+  std::unique_ptr<pcap_t, void (*)(pcap_t*)> dead(
+      pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO),
+      pcap_close);
+  if (!dead) return MakeError(ErrorCode::kInternal, "pcap_open_dead failed");
+  std::unique_ptr<pcap_dumper_t, void (*)(pcap_dumper_t*)> dump(
+      pcap_dump_open(dead.get(), path.c_str()), pcap_dump_close);
+  if (!dump) {
+    return MakeError(ErrorCode::kInvalidArgument, "{}: cannot open for writing: {}", path,
+                     pcap_geterr(dead.get()));
+  }
+  // One agent per observation point (172.16.x.y, as the ERSPAN exporters of --emit pcap).
+  struct Open {
+    std::unique_ptr<ingest::SflowDatagramWriter> writer;
+    int64_t first_ns = 0, last_ns = 0;
+    uint32_t datagram_seq = 0, sample_seq = 0;
+    IpAddr address;
+  };
+  std::unordered_map<PointId, Open> open;
+  const int64_t t0 = samples.empty() ? 0 : samples.front().ts_ns;
+  auto send = [&](Open& o, int64_t at_ns) {
+    const uint32_t uptime_ms = static_cast<uint32_t>((o.last_ns - t0) / 1'000'000 + 1000);
+    const std::vector<uint8_t> d = o.writer->Finish(++o.datagram_seq, uptime_ms);
+    Bytes f;
+    for (uint8_t m : {2, 0, 0x5e, 0, 0, 0xFE, 2, 0, 0x5e, 0, 0, 0xFD}) f.U8(m);
+    f.U16(0x0800);
+    const uint32_t udp_bytes = 8 + static_cast<uint32_t>(d.size());
+    f.U8(0x45), f.U8(0), f.U16(20 + udp_bytes), f.U16(0), f.U16(0x4000), f.U8(64), f.U8(17);
+    f.U16(0);
+    f.Addr(o.address);
+    f.U32(0xAC1FFFFEu);  // 172.31.255.254: the collector
+    f.U16(ingest::kSflowDefaultPort), f.U16(ingest::kSflowDefaultPort), f.U16(udp_bytes);
+    f.U16(0);
+    f.v.insert(f.v.end(), d.begin(), d.end());
+    pcap_pkthdr hdr{};
+    hdr.ts.tv_sec = at_ns / 1'000'000'000;
+    hdr.ts.tv_usec = at_ns % 1'000'000'000;  // ns: the dumper was opened at ns precision
+    hdr.caplen = hdr.len = static_cast<uint32_t>(f.v.size());
+    pcap_dump(reinterpret_cast<u_char*>(dump.get()), &hdr, f.v.data());
+  };
+  // Datagrams go out when full (at their last sample) or 1 ms after their first sample: checked
+  // at every sample, so they are written in time order.
+  std::vector<Open*> waiting;
+  for (const Sample& s : samples) {
+    for (size_t w = 0; w < waiting.size();) {
+      if (s.ts_ns > waiting[w]->first_ns + kMaxDatagramAgeNs) {
+        send(*waiting[w], waiting[w]->first_ns + kMaxDatagramAgeNs);
+        waiting[w] = waiting.back();
+        waiting.pop_back();
+      } else {
+        ++w;
+      }
+    }
+    const FlowRecord& r = records_[s.record];
+    Open& o = open[r.point];
+    if (!o.writer) {
+      const uint32_t point = r.point == kNoPoint ? 0 : r.point;
+      o.address = IpAddr::FromV4(0xAC100000u | (point & 0xFFFF));
+      o.writer = std::make_unique<ingest::SflowDatagramWriter>(o.address, 0);
+    }
+    if (o.writer->samples() == 0) {
+      o.first_ns = s.ts_ns;
+      waiting.push_back(&o);
+    }
+    uint32_t wire = 0;
+    const std::vector<uint8_t> header = RoceFrame(r, s.packet, PacketsOf(r), snaplen, &wire);
+    o.writer->AddFlowSample({.sequence = ++o.sample_seq, .source_index = 1,
+                             .sampling_rate = n_rate, .sample_pool = s.pool, .input = 1,
+                             .output = 2, .frame_length = wire + 4 /* FCS */, .header = header});
+    o.last_ns = s.ts_ns;
+    if (o.writer->samples() >= kSamplesPerDatagram) {
+      send(o, o.last_ns);
+      waiting.erase(std::find(waiting.begin(), waiting.end(), &o));
+    }
+  }
+  std::sort(waiting.begin(), waiting.end(),
+            [](Open* a, Open* b) { return a->first_ns < b->first_ns; });
+  for (Open* o : waiting) send(*o, o->first_ns + kMaxDatagramAgeNs);
+  if (pcap_dump_flush(dump.get()) != 0) {
+    return MakeError(ErrorCode::kDataLoss, "{}: write failed", path);
+  }
+  return OkStatus();
+}
+
+}  // namespace prism::sim
