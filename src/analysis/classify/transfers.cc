@@ -10,16 +10,16 @@ namespace prism::analysis {
 
 void TransferBuilder::Add(const flow::FlowTable& flows, flow::RowId r, bool from_a,
                           const TransferOptions& options) {
-  // Sampled records stand for sampling_rate times their bytes, in this test too: one sampled
-  // 4 KiB packet of a 1-in-1000 sFlow stream is some 4 MB of tensor data, not a control message.
-  const uint64_t b = flows.bytes()[r] * std::max<uint32_t>(1, flows.sampling_rate()[r]);
-  if (b <= options.control_max_bytes) {
+  const uint64_t bytes = flows.bytes()[r];
+  if (bytes <= options.control_max_bytes) {
     ++out_.control_records;
     return;
   }
   ++out_.data_records;
   const int64_t start = flows.start_ns()[r], end = flows.end_ns()[r];
   long& open = open_[from_a ? 0 : 1];
+  // Sampled records stand for sampling_rate times their bytes.
+  const uint64_t b = bytes * std::max<uint32_t>(1, flows.sampling_rate()[r]);
   if (open >= 0 && start <= out_.transfers[open].end_ns + options.group_ns) {
     Transfer& t = out_.transfers[open];
     t.end_ns = std::max(t.end_ns, end);

@@ -20,8 +20,7 @@
 namespace prism::analysis {
 
 struct TransferOptions {
-  // One MTU: a record this small (its bytes times its sampling rate) carries no tensor data.
-  uint64_t control_max_bytes = 4096;
+  uint64_t control_max_bytes = 4096;  // one MTU: a record this small carries no tensor data
   // The idle gap that ends a burst: wide enough for clock skew between the switches that saw each
   // QP and for a collector's per-record jitter, narrow beside a compute op (ms).
   int64_t group_ns = 1'000'000;
