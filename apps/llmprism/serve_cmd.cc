@@ -1,5 +1,6 @@
 // File: apps/llmprism/serve_cmd.cc
-// `llmprism serve --ipfix-udp ADDR:PORT [--sflow-udp ADDR:PORT] [--watch DIR] [--capture IFACE [--capture-filter BPF]] [--window 60] [--step 10] [--http ADDR:PORT]
+// `llmprism serve --ipfix-udp ADDR:PORT [--sflow-udp ADDR:PORT] [--watch DIR]
+//  [--capture IFACE [--capture-filter BPF]] [--window 60] [--step 10] [--http ADDR:PORT]
 //  [--db FILE.sqlite] [--topology FILE] [--token-file F] [--tls-cert F --tls-key F] ...`: continuous monitoring (service/service.h,
 // docs/api.md). Binds 127.0.0.1 unless told otherwise. Runs until SIGTERM or SIGINT, then stops the
 // sources, analyses the windows that hold data, writes them to the database and exits 0.
@@ -253,7 +254,8 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                   "Collect sFlow v5 on this UDP ADDR:PORT (repeatable; port 0 = any): sampled "
                   "packet headers become flow records carrying the sampling rate (docs/api.md)");
   cmd->add_option("--exporter-allow", args->exporters,
-                  "Take IPFIX / NetFlow v9 / sFlow datagrams only from this source ADDR or ADDR/LEN "
+                  "Take IPFIX / NetFlow v9 / sFlow datagrams only from this source ADDR or "
+                  "ADDR/LEN "
                   "(repeatable; default any); others are refused unread and counted "
                   "(collector_source_refused)");
   cmd->add_option("--watch", args->watch,

@@ -2,7 +2,8 @@
 // `llmprism simulate --scenario NAME --out DIR [--seed N]` runs a named scenario of the cluster
 // simulator (src/sim) and writes DIR/flows.ipfix, DIR/flows.csv (small scenarios only,
 // SimConfig::write_csv), DIR/topology.csv and DIR/truth.json, and with `--emit pcap` DIR/flows.pcap
-// (sim/packet_emitter.h), with `--emit sflow --sampling N` DIR/sflow.pcap (sim/sflow_emitter.h). Records stream from the simulator
+// (sim/packet_emitter.h), with `--emit sflow --sampling N` DIR/sflow.pcap (sim/sflow_emitter.h).
+// Records stream from the simulator
 // to the file writers through one tee sink: nothing is buffered beyond the writers' own buffers.
 // `llmprism simulate --list` prints the scenarios. Exit code 0 ok, 2 bad arguments or I/O error.
 #include <chrono>
@@ -41,7 +42,8 @@ struct SimulateArgs {
   std::string out_dir;
   uint64_t seed = 1;
   bool list = false;
-  std::string emit = "flows";  // comma list of flows, counters, both, pcap, sflow (pcap, sflow imply flows)
+  // Comma list of flows, counters, both, pcap, sflow (pcap and sflow imply flows).
+  std::string emit = "flows";
   uint32_t sampling = 1000;    // --emit sflow: 1-in-N
   int erspan = 0;              // pcap: 0 plain capture, 2 / 3 ERSPAN type
   uint32_t snaplen = 128;      // pcap: bytes captured per packet
