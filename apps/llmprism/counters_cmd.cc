@@ -118,9 +118,10 @@ prism::StatusOr<prism::counters::CountersData> ReadCounterFiles(
 prism::Status WriteCountersOutputs(const CountersCliArgs& args,
                                    const prism::output::Report& report) {
   if (!args.report.empty()) {
-    PRISM_RETURN_IF_ERROR(output_file::WriteOutputFile(args.report, "report", [&](std::ostream* out) {
-      return prism::output::WriteReportJson(report, out);
-    }));
+    PRISM_RETURN_IF_ERROR(
+        output_file::WriteOutputFile(args.report, "report", [&](std::ostream* out) {
+          return prism::output::WriteReportJson(report, out);
+        }));
   }
   if (!args.html.empty()) {
     PRISM_RETURN_IF_ERROR(

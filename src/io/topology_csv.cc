@@ -129,7 +129,9 @@ StatusOr<Topology> ReadTopologyCsvBuffer(std::string_view data, const std::strin
     }
     auto row = ParseRow(fields, col);
     if (!row) {
-      if (bad(Stat::topology_bad_row)) fmt::print(stderr, "{}:{}: {}\n", name, line_no, row.error());
+      if (bad(Stat::topology_bad_row)) {
+        fmt::print(stderr, "{}:{}: {}\n", name, line_no, row.error());
+      }
       return true;
     }
     EndpointInfo& info = *row;

@@ -150,10 +150,9 @@ FaultPlan InstallFaults(const SimConfig& config, const Cluster& cluster, int64_t
   return plan;
 }
 
-std::vector<std::unique_ptr<JobRunner>> MakeJobRunners(const SimConfig& config,
-                                                       const Cluster& cluster, const FaultPlan& plan,
-                                                       int64_t sim_start, int64_t window_start,
-                                                       Network* net, RecordEmitter* emitter) {
+std::vector<std::unique_ptr<JobRunner>> MakeJobRunners(
+    const SimConfig& config, const Cluster& cluster, const FaultPlan& plan, int64_t sim_start,
+    int64_t window_start, Network* net, RecordEmitter* emitter) {
   std::vector<std::unique_ptr<JobRunner>> jobs;
   for (size_t i = 0; i < config.jobs.size(); ++i)
     jobs.push_back(std::make_unique<JobRunner>(int(i), config.jobs[i], &cluster, net, emitter,

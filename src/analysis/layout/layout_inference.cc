@@ -109,7 +109,8 @@ std::vector<Walk> WalkPpPaths(std::map<EndpointId, std::vector<PpEdge>>& pp) {
 
 // The walks as paths from the first stage to the last; each path's forward transfers per step
 // appended to `microbatch_votes`.
-std::vector<std::vector<EndpointId>> OrientWalks(std::vector<Walk> walks, const EndpointContext& ctx,
+std::vector<std::vector<EndpointId>> OrientWalks(std::vector<Walk> walks,
+                                                 const EndpointContext& ctx,
                                                  std::vector<uint32_t>* microbatch_votes) {
   // One job runs one pipeline: paths that start and end on the same two hosts (the TP ranks and
   // DP replicas of a stage share its hosts) run the same way, so they are oriented by their
