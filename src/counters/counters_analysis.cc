@@ -15,6 +15,7 @@ namespace {
 
 using diagnosis::Median;
 using diagnosis::RobustSigma;
+using diagnosis::FindingKind;
 using diagnosis::Severity;
 
 struct ServerAcc {
@@ -677,7 +678,7 @@ CountersFinding EpisodeFinding(const CountersJob& job, int ji, const SlowEpisode
   f.value = span_s;
   f.baseline = std::max(0.0, span_s - ep.extra_s);
   if (quiet_s >= quiet.normal_quiet_s + med && quiet_s >= 2 * refresh_s) {
-    f.kind = "job_stall";
+    f.kind = FindingKind::kJobStall;
     f.severity = std::max(f.severity, Severity::kWarning);
     f.start_ms = grid.BinStartMs(best_at);
     f.end_ms = grid.BinStartMs(best_at + best_len);
@@ -686,7 +687,7 @@ CountersFinding EpisodeFinding(const CountersJob& job, int ji, const SlowEpisode
                             ns, Seconds(quiet_s), Seconds(ep.extra_s), Seconds(med),
                             f.lost_gpu_s);
   } else {
-    f.kind = "slow_iteration";
+    f.kind = FindingKind::kSlowIteration;
     f.start_ms = first.start_ms;
     f.end_ms = last.end_ms;
     f.summary = fmt::format("{} slow iteration{} in {} ({} lost over median steps of {}, longest "
@@ -746,7 +747,7 @@ std::vector<bool> FindSlowIterations(CountersJob* job, int ji, const std::vector
   if (ea.rhythm) {
     const IterationRhythm& r = *ea.rhythm;
     CountersFinding f;
-    f.kind = "iteration_rhythm";
+    f.kind = FindingKind::kIterationRhythm;
     f.severity = Severity::kInfo;
     f.job = ji;
     f.servers = job->servers;
@@ -887,7 +888,7 @@ CountersFinding OutOfStepFinding(const CountersJob& job, int ji, size_t si,
                                  const std::vector<ServerResult>& servers, size_t nics,
                                  const std::vector<CountersFinding>& job_episodes) {
   CountersFinding f;
-  f.kind = "server_out_of_step";
+  f.kind = FindingKind::kServerOutOfStep;
   f.severity = Severity::kInfo;
   f.job = ji;
   f.servers = {job.servers[si]};
@@ -903,7 +904,8 @@ CountersFinding OutOfStepFinding(const CountersJob& job, int ji, size_t si,
     if (e.start_ms < f.end_ms && e.end_ms > f.start_ms && e.severity > f.severity) {
       f.severity = e.severity;
       f.lost_gpu_s = e.lost_gpu_s;
-      tied = fmt::format("; the job lost {:.0f} GPU-s meanwhile ({})", e.lost_gpu_s, e.kind);
+      tied = fmt::format("; the job lost {:.0f} GPU-s meanwhile ({})", e.lost_gpu_s,
+                         diagnosis::FindingKindName(e.kind));
     }
   }
   f.summary = fmt::format("{} out of step with its job: {} {} its usual phase in {} chunks "
@@ -936,7 +938,8 @@ void FindServersOutOfStep(const CountersJob& job, int ji, const std::vector<doub
   const double min_shift = min_shift_s / grid.bin_s;
   std::vector<CountersFinding> job_episodes;
   for (const CountersFinding& f : *findings)
-    if (f.job == ji && (f.kind == "slow_iteration" || f.kind == "job_stall")) job_episodes.push_back(f);
+    if (f.job == ji && (f.kind == FindingKind::kSlowIteration || f.kind == FindingKind::kJobStall))
+      job_episodes.push_back(f);
   std::vector<double> rest(nb);
   for (size_t si = 0; si < ns; ++si) {
     const std::vector<double>& x = series.rate[job.servers[si]];

@@ -80,8 +80,8 @@ struct CountersJob {
 };
 
 struct CountersFinding {
-  // slow_iteration (an episode) | job_stall | iteration_rhythm | server_out_of_step
-  std::string kind;
+  // kSlowIteration (an episode) | kJobStall | kIterationRhythm | kServerOutOfStep
+  diagnosis::FindingKind kind = diagnosis::FindingKind::kSlowIteration;
   diagnosis::Severity severity = diagnosis::Severity::kWarning;  // the flow mode's scale
   int job = -1;
   std::vector<int> servers;

@@ -91,9 +91,10 @@ TEST(AnalyzeCounters, JobsPeriodsStallAndOutOfStep) {
   bool stall = false, out_of_step = false;
   const int64_t t0 = 1'700'000'000'000;
   for (const CountersFinding& f : r.findings) {
-    if (f.kind == "job_stall" && f.job == 0 && f.start_ms - t0 < 305'000 && f.end_ms - t0 > 325'000)
+    if (f.kind == diagnosis::FindingKind::kJobStall && f.job == 0 && f.start_ms - t0 < 305'000 &&
+        f.end_ms - t0 > 325'000)
       stall = true;
-    if (f.kind == "server_out_of_step" && f.job == 1 && f.servers.size() == 1 &&
+    if (f.kind == diagnosis::FindingKind::kServerOutOfStep && f.job == 1 && f.servers.size() == 1 &&
         r.servers[f.servers[0]].name == "b2" && f.start_ms - t0 < 600'000 &&
         f.end_ms - t0 > 550'000)
       out_of_step = true;
@@ -102,12 +103,12 @@ TEST(AnalyzeCounters, JobsPeriodsStallAndOutOfStep) {
   EXPECT_TRUE(out_of_step);
   for (const CountersFinding& f : r.findings) {
     // 4 servers x 8 GPUs x ~30 s: 960 GPU-s, a warning by lost GPU time.
-    if (f.kind == "job_stall") {
+    if (f.kind == diagnosis::FindingKind::kJobStall) {
       EXPECT_EQ(f.severity, diagnosis::Severity::kWarning) << f.summary;
       EXPECT_NEAR(f.lost_gpu_s, 4 * 8 * 30, 4 * 8 * 4) << f.summary;
     }
     // b2's shift costs its job nothing: named, but info.
-    if (f.kind == "server_out_of_step") {
+    if (f.kind == diagnosis::FindingKind::kServerOutOfStep) {
       EXPECT_EQ(f.severity, diagnosis::Severity::kInfo);
       EXPECT_NEAR(std::abs(f.value), 3.0, 0.6) << f.summary;
     }
@@ -116,9 +117,10 @@ TEST(AnalyzeCounters, JobsPeriodsStallAndOutOfStep) {
   EXPECT_LT(r.jobs[0].resolution.limit_s, 2.5);
   // No false alarms elsewhere: every finding is one of the two injected ones.
   for (const CountersFinding& f : r.findings) {
-    EXPECT_TRUE(f.kind == "job_stall" || f.kind == "server_out_of_step" ||
+    EXPECT_TRUE(f.kind == diagnosis::FindingKind::kJobStall ||
+                f.kind == diagnosis::FindingKind::kServerOutOfStep ||
                 (f.start_ms - t0 > 290'000 && f.end_ms - t0 < 340'000))
-        << f.kind << " " << f.summary;
+        << diagnosis::FindingKindName(f.kind) << " " << f.summary;
   }
 }
 
@@ -129,7 +131,9 @@ TEST(AnalyzeCounters, OutOfStepNeedsAPhaseChangeOnEveryNic) {
   auto out_of_step = [](const CountersResult& r) {
     std::vector<std::string> names;
     for (const CountersFinding& f : r.findings)
-      if (f.kind == "server_out_of_step") names.push_back(r.servers[f.servers[0]].name);
+      if (f.kind == diagnosis::FindingKind::kServerOutOfStep) {
+        names.push_back(r.servers[f.servers[0]].name);
+      }
     return names;
   };
   {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/name_table.h"
+#include "diagnosis/finding_kind.h"
 
 namespace prism::diagnosis {
 
@@ -18,7 +19,7 @@ const char* SeverityName(Severity s);
 const char* CauseName(Cause c);
 
 struct Finding {
-  std::string kind;  // slow_step | straggler_gpu | slow_dp_group | degraded_switch | congested_link | degraded_link
+  FindingKind kind = FindingKind::kSlowStep;
   Severity severity = Severity::kInfo;
   int job = -1;                       // index into AnalysisResults::jobs, -1 for none
   std::vector<EndpointId> gpus;

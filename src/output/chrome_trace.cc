@@ -158,7 +158,8 @@ void WriteTrackEvents(Writer& w, int pid, const Track& track,
 
 // A finding as an instant event: on each of its GPUs' threads that is shown, else on its job's
 // process, else (no job in the trace) on the cluster.
-void WriteFindingEvent(Writer& w, const ReportFinding& f, const std::map<std::string, int>& pid_of_job,
+void WriteFindingEvent(Writer& w, const ReportFinding& f,
+                       const std::map<std::string, int>& pid_of_job,
                        const std::map<std::string, std::map<IpAddr, Track>>& tracks_of_job) {
   std::string args = fmt::format(
       R"({{"severity":"{}","cause":"{}","metric":{},"value":{},"baseline":{},"end_us":{},"gpus":{},"switches":{},"summary":{}}})",
@@ -168,7 +169,7 @@ void WriteFindingEvent(Writer& w, const ReportFinding& f, const std::map<std::st
   auto pid = pid_of_job.find(f.job);
   if (pid == pid_of_job.end()) {
     w.Event(fmt::format(R"({{"ph":"i","s":"g","pid":0,"tid":0,"ts":{},"name":{},"cat":"finding","args":{}}})",
-                        w.Ts(f.start_ns), Quote(f.kind), args));
+                        w.Ts(f.start_ns), Quote(diagnosis::FindingKindName(f.kind)), args));
     return;
   }
   const std::map<IpAddr, Track>& tracks = tracks_of_job.at(f.job);
@@ -179,12 +180,13 @@ void WriteFindingEvent(Writer& w, const ReportFinding& f, const std::map<std::st
     on_thread = true;
     w.Event(fmt::format(
         R"({{"ph":"i","s":"t","pid":{},"tid":{},"ts":{},"name":{},"cat":"finding","args":{}}})",
-        pid->second, track->second.tid, w.Ts(f.start_ns), Quote(f.kind), args));
+        pid->second, track->second.tid, w.Ts(f.start_ns),
+        Quote(diagnosis::FindingKindName(f.kind)), args));
   }
   if (!on_thread) {
     w.Event(fmt::format(
         R"({{"ph":"i","s":"p","pid":{},"tid":0,"ts":{},"name":{},"cat":"finding","args":{}}})",
-        pid->second, w.Ts(f.start_ns), Quote(f.kind), args));
+        pid->second, w.Ts(f.start_ns), Quote(diagnosis::FindingKindName(f.kind)), args));
   }
 }
 

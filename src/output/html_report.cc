@@ -43,7 +43,7 @@ json FindingJson(const ReportFinding& f, size_t index, int64_t origin_ns) {
   json gpus = json::array();
   for (size_t i = 0; i < f.gpus.size() && i < kMaxFindingGpus; ++i) gpus.push_back(f.gpus[i].ToString());
   return {{"id", fmt::format("f{}", index)},
-          {"kind", f.kind},
+          {"kind", diagnosis::FindingKindName(f.kind)},
           {"scheduler", SchedulerJson(f.scheduler)},
           {"severity", diagnosis::SeverityName(f.severity)},
           {"job", f.job},
@@ -265,7 +265,7 @@ json BuildHtmlReportData(const Report& report, const HtmlReportOptions& options)
                                    {"start_s", Seconds(f.start_ns, origin_ns)},
                                    {"end_s", Seconds(f.end_ns, origin_ns)},
                                    {"severity", diagnosis::SeverityName(f.severity)},
-                                   {"kind", f.kind},
+                                   {"kind", diagnosis::FindingKindName(f.kind)},
                                    {"job", f.job}});
     }
   }

@@ -98,7 +98,7 @@ Report CountersReport() {
   for (int i = 0; i < 120; ++i) cj.traffic_gbps.push_back(i % 4 == 0 ? 160.f : 4.f);
   c.jobs.push_back(cj);
   ReportFinding f;
-  f.kind = "job_stall";
+  f.kind = diagnosis::FindingKind::kJobStall;
   f.severity = diagnosis::Severity::kCritical;
   f.job = "job0";
   f.hosts = {"srv-a", "srv-b"};

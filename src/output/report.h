@@ -92,7 +92,7 @@ struct ReportTimeline {
 };
 
 struct ReportFinding {
-  std::string kind;
+  diagnosis::FindingKind kind = diagnosis::FindingKind::kSlowStep;
   diagnosis::Severity severity = diagnosis::Severity::kInfo;
   std::string job;  // empty for none
   std::vector<IpAddr> gpus;            // address order

@@ -163,7 +163,7 @@ json CountersJson(const ReportCounters& c) {
 
 nlohmann::json FindingJson(const ReportFinding& f) {
   nlohmann::json j{
-      {"kind", f.kind},
+      {"kind", diagnosis::FindingKindName(f.kind)},
       {"severity", diagnosis::SeverityName(f.severity)},
       {"job", JobRef(f.job)},
       {"gpus", IpList(f.gpus)},

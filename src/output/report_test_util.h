@@ -124,11 +124,11 @@ struct TestWindow {
     results.timelines.push_back(std::move(t));
   }
 
-  diagnosis::Finding& AddFinding(std::string kind, diagnosis::Severity sev, int job,
+  diagnosis::Finding& AddFinding(std::string_view kind, diagnosis::Severity sev, int job,
                                  const std::vector<std::string>& gpus, int64_t start, int64_t end,
                                  double value, double baseline) {
     diagnosis::Finding f;
-    f.kind = std::move(kind);
+    f.kind = *diagnosis::ParseFindingKind(kind);  // a kind name, as reports write it
     f.severity = sev;
     f.job = job;
     f.gpus = Ids(gpus);

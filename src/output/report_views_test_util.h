@@ -64,7 +64,7 @@ inline Report ViewsReport(int steps = 3) {
     r.timelines.push_back(t);
   }
   ReportFinding f;
-  f.kind = "straggler_gpu";
+  f.kind = diagnosis::FindingKind::kStragglerGpu;
   f.severity = diagnosis::Severity::kCritical;
   f.job = "job0";
   f.gpus = {job.gpus[3]};
@@ -78,7 +78,7 @@ inline Report ViewsReport(int steps = 3) {
   f.summary = "GPU 10.0.1.2 computes slowly </script><b>";
   r.findings.push_back(f);
   ReportFinding sw = f;
-  sw.kind = "degraded_switch";
+  sw.kind = diagnosis::FindingKind::kDegradedSwitch;
   sw.severity = diagnosis::Severity::kWarning;
   sw.job = "";
   sw.gpus = {};

@@ -26,7 +26,7 @@ ReportFinding SpansSchedulerJobs(const io::JobsMap& map, const ReportJob& job, s
                                  const std::map<size_t, std::vector<IpAddr>>& others,
                                  int64_t start_ns, int64_t end_ns) {
   ReportFinding f;
-  f.kind = kSchedulerMismatchKind;
+  f.kind = diagnosis::FindingKind::kSchedulerMismatch;
   f.severity = diagnosis::Severity::kWarning;
   f.job = job.id;
   f.scheduler = job.scheduler;
@@ -54,7 +54,7 @@ ReportFinding SplitSchedulerJob(const io::JobsMap& map, size_t s,
                                 const std::vector<const ReportJob*>& jobs, int64_t start_ns,
                                 int64_t end_ns) {
   ReportFinding f;
-  f.kind = kSchedulerMismatchKind;
+  f.kind = diagnosis::FindingKind::kSchedulerMismatch;
   f.severity = diagnosis::Severity::kInfo;
   f.job = jobs.front()->id;
   f.scheduler = RefOf(map.jobs[s]);
@@ -136,7 +136,7 @@ SchedulerMatch ApplySchedulerJobs(const io::JobsMap& map, Report* report) {
   for (ReportFinding& f : report->findings) {
     if (auto it = ref_of_job.find(f.job); it != ref_of_job.end()) {
       f.scheduler = it->second;
-    } else if (f.kind != kSchedulerMismatchKind) {
+    } else if (f.kind != diagnosis::FindingKind::kSchedulerMismatch) {
       f.scheduler = {};
     }
   }

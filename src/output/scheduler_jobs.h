@@ -18,7 +18,6 @@
 
 namespace prism::output {
 
-inline constexpr const char* kSchedulerMismatchKind = "scheduler_mismatch";
 
 struct SchedulerMatch {
   size_t jobs_named = 0;      // recognised jobs given a scheduler job

@@ -34,7 +34,7 @@ Report TwoJobs() {
   r.windows.back().end_ns = 200;
   r.jobs = {Job("job0", 1, 8), Job("job1", 2, 8)};
   ReportFinding f;
-  f.kind = "straggler_gpu";
+  f.kind = diagnosis::FindingKind::kStragglerGpu;
   f.job = "job1";
   f.gpus = {Ip("10.0.2.3")};
   r.findings.push_back(f);
@@ -68,7 +68,7 @@ TEST(SchedulerJobsTest, RecognisedJobSpanningTwoSchedulerJobsIsAWarning) {
   const SchedulerMatch m = ApplySchedulerJobs(map, &r);
   EXPECT_EQ(m.mismatches, 1u);
   const ReportFinding& f = r.findings.back();
-  EXPECT_EQ(f.kind, "scheduler_mismatch");
+  EXPECT_EQ(f.kind, diagnosis::FindingKind::kSchedulerMismatch);
   EXPECT_EQ(f.severity, diagnosis::Severity::kWarning);
   EXPECT_EQ(f.job, "job0");
   EXPECT_EQ(f.scheduler.job_id, "7001");  // 4 GPUs each: the first in the map wins the tie
@@ -87,7 +87,7 @@ TEST(SchedulerJobsTest, SchedulerJobSplitIntoTwoRecognisedJobsIsInfo) {
   EXPECT_EQ(m.jobs_named, 2u);
   ASSERT_EQ(m.mismatches, 1u);
   const ReportFinding& f = r.findings.back();
-  EXPECT_EQ(f.kind, "scheduler_mismatch");
+  EXPECT_EQ(f.kind, diagnosis::FindingKind::kSchedulerMismatch);
   EXPECT_EQ(f.severity, diagnosis::Severity::kInfo);
   EXPECT_EQ(f.scheduler.job_id, "9001");
   EXPECT_NE(f.summary.find("split into 2 recognised jobs: job0 (8 GPUs), job1 (8 GPUs)"),

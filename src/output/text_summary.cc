@@ -204,7 +204,8 @@ void AppendFindings(const Report& r, const Painter& p, std::string* out) {
     std::string sev = diagnosis::SeverityName(f->severity);
     std::transform(sev.begin(), sev.end(), sev.begin(), [](unsigned char c) { return std::toupper(c); });
     fmt::format_to(std::back_inserter(*out), "  {:<8}  {}  {}  cause: {}\n",
-                   p.Severity(f->severity, fmt::format("{:<8}", sev)), p.Bold(f->kind),
+                   p.Severity(f->severity, fmt::format("{:<8}", sev)),
+                   p.Bold(diagnosis::FindingKindName(f->kind)),
                    f->job.empty() ? std::string("(no job)") : f->job,
                    diagnosis::CauseName(f->cause));
     std::string change;

@@ -22,18 +22,15 @@ std::string Join(const std::vector<std::string>& v) {
   return s;
 }
 
-bool EndsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 }  // namespace
 
 std::string AlertKey(const output::ReportFinding& f) {
-  return fmt::format("{}|{}|{}|{}|{}", f.kind, f.job, JoinGpus(f.gpus), Join(f.switches),
-                     Join(f.hosts));
+  return fmt::format("{}|{}|{}|{}|{}", diagnosis::FindingKindName(f.kind), f.job,
+                     JoinGpus(f.gpus), Join(f.switches), Join(f.hosts));
 }
 
-bool IsAlertable(const std::string& kind) { return kind != "job_started" && kind != "job_ended"; }
+bool IsAlertable(diagnosis::FindingKind kind) { return !diagnosis::IsJobEvent(kind); }
 
 std::string Rfc3339(int64_t wall_ns) {
   int64_t s = wall_ns / 1'000'000'000;
@@ -49,8 +46,8 @@ std::string Rfc3339(int64_t wall_ns) {
 Alert BuildAlert(const StoredFinding& sf, int64_t now_wall_ns, int64_t hold_ns) {
   const output::ReportFinding& f = sf.finding;
   Alert a;
-  a.labels["alertname"] = "llmprism_" + f.kind;
-  a.labels["kind"] = f.kind;
+  a.labels["alertname"] = std::string("llmprism_") + diagnosis::FindingKindName(f.kind);
+  a.labels["kind"] = diagnosis::FindingKindName(f.kind);
   a.labels["severity"] = diagnosis::SeverityName(f.severity);
   if (!f.job.empty()) a.labels["job"] = f.job;
   // With --jobs-map: the scheduler's job and its owner, for routing to the tenant.
@@ -63,7 +60,8 @@ Alert BuildAlert(const StoredFinding& sf, int64_t now_wall_ns, int64_t hold_ns) 
   if (!f.hosts.empty()) a.labels["host"] = Join(f.hosts);
   // A link is named by its two ends (congested_link: leaf and spine; degraded_link: the access
   // link from a leaf to a GPU); other findings name the switches themselves.
-  if (EndsWith(f.kind, "_link")) {
+  if (f.kind == diagnosis::FindingKind::kCongestedLink ||
+      f.kind == diagnosis::FindingKind::kDegradedLink) {
     std::vector<std::string> ends = f.switches;
     if (ends.size() < 2 && f.gpus.size() == 1) ends.push_back(f.gpus[0].ToString());
     if (!ends.empty()) a.labels["link"] = fmt::format("{}", fmt::join(ends, "<->"));

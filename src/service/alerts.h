@@ -52,7 +52,7 @@ struct AlertUpdate {
 std::string AlertKey(const output::ReportFinding& f);
 
 // Whether a finding kind is alerted on (not the job lifecycle events).
-bool IsAlertable(const std::string& kind);
+bool IsAlertable(diagnosis::FindingKind kind);
 
 // The alert of one finding: labels alertname="llmprism_<kind>", kind, severity, job, gpu / switch
 // / link / host where the finding names them; annotations summary (the finding's text),

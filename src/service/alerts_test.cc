@@ -15,7 +15,7 @@ StoredFinding Straggler(int64_t id, diagnosis::Severity severity = diagnosis::Se
                         const std::string& gpu = "10.0.210.6") {
   StoredFinding s;
   s.id = id;
-  s.finding.kind = "straggler_gpu";
+  s.finding.kind = diagnosis::FindingKind::kStragglerGpu;
   s.finding.severity = severity;
   s.finding.job = "job2";
   s.finding.gpus = {*IpAddr::Parse(gpu)};
@@ -136,7 +136,7 @@ TEST(AlertsTest, WindowNotAnalysedResolvesNothing) {
   AlertUpdate u = NextAlerts({}, Window({&f}, kNow));
   StoredFinding failed;
   failed.id = 8;
-  failed.finding.kind = "telemetry_loss";
+  failed.finding.kind = diagnosis::FindingKind::kTelemetryLoss;
   failed.finding.severity = diagnosis::Severity::kWarning;
   failed.finding.metric = "window_not_analysed";
   u = NextAlerts(u.active, Window({&failed}, kNow + 5 * kSec, /*analysed=*/false));
@@ -147,20 +147,20 @@ TEST(AlertsTest, WindowNotAnalysedResolvesNothing) {
 
 TEST(AlertsTest, JobLifecycleEventsAreNotAlerts) {
   StoredFinding started;
-  started.finding.kind = "job_started";
+  started.finding.kind = diagnosis::FindingKind::kJobStarted;
   started.finding.job = "job0";
   EXPECT_TRUE(NextAlerts({}, Window({&started}, kNow)).post.empty());
 }
 
 TEST(AlertsTest, LinkAndSwitchLabels) {
   StoredFinding link;
-  link.finding.kind = "congested_link";
+  link.finding.kind = diagnosis::FindingKind::kCongestedLink;
   link.finding.switches = {"leaf-p000-r2", "spine05"};
   StoredFinding sw;
-  sw.finding.kind = "degraded_switch";
+  sw.finding.kind = diagnosis::FindingKind::kDegradedSwitch;
   sw.finding.switches = {"spine03"};
   StoredFinding access;
-  access.finding.kind = "degraded_link";
+  access.finding.kind = diagnosis::FindingKind::kDegradedLink;
   access.finding.switches = {"leaf-p001-r1"};
   access.finding.gpus = {*IpAddr::Parse("10.0.0.9")};
   const AlertUpdate u = NextAlerts({}, Window({&link, &sw, &access}, kNow));

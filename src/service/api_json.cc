@@ -100,7 +100,9 @@ std::optional<StoredFinding> FindingFromJson(const json& j) {
     StoredFinding s;
     s.id = j.at("id").get<int64_t>();
     output::ReportFinding& f = s.finding;
-    f.kind = j.at("kind").get<std::string>();
+    auto kind = diagnosis::ParseFindingKind(j.at("kind").get<std::string>());
+    if (!kind) return std::nullopt;  // a kind this version does not know
+    f.kind = *kind;
     f.severity = ParseSeverity(j.value("severity", "info"));
     f.job = j.contains("job") && j["job"].is_string() ? j["job"].get<std::string>() : "";  // null: none
     f.gpus = ParseIps(j.value("gpus", json::array()));
@@ -155,7 +157,7 @@ json FindingsJson(const Snapshot& s, const FindingFilter& filter) {
   std::vector<const StoredFinding*> hits;
   for (const StoredFinding& f : s.findings) {
     if (!filter.job.empty() && f.finding.job != filter.job) continue;
-    if (!filter.kind.empty() && f.finding.kind != filter.kind) continue;
+    if (!filter.kind.empty() && diagnosis::FindingKindName(f.finding.kind) != filter.kind) continue;
     if (!filter.severity.empty() && filter.severity != diagnosis::SeverityName(f.finding.severity))
       continue;
     if (f.finding.end_ns < filter.since_ns) continue;

@@ -298,7 +298,7 @@ Status Store::Write(const WindowWrite& w) {
                 "VALUES(?1,?2,?3,?4,?5,?6,?7)");
     for (const StoredFinding* f : w.findings) {
       q.Int(1, f->id);
-      q.Text(2, f->finding.kind);
+      q.Text(2, diagnosis::FindingKindName(f->finding.kind));
       q.Text(3, diagnosis::SeverityName(f->finding.severity));
       q.Text(4, f->finding.job);
       q.Int(5, f->finding.start_ns);

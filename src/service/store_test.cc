@@ -29,7 +29,7 @@ TEST(Store, WritesAndReadsBackAcrossReopen) {
   job.last_seen_ns = 20;
   StoredFinding f;
   f.id = 7;
-  f.finding.kind = "straggler_gpu";
+  f.finding.kind = diagnosis::FindingKind::kStragglerGpu;
   f.finding.severity = diagnosis::Severity::kCritical;
   f.finding.job = "job3";
   f.finding.gpus = {job.gpus[1]};

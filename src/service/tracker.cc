@@ -39,7 +39,7 @@ double Jaccard(const std::vector<IpAddr>& a, const std::vector<IpAddr>& b) {
 }
 
 std::string MergeKey(const output::ReportFinding& f) {
-  std::string k = fmt::format("{}|{}|{}|", f.kind, f.job, f.metric);
+  std::string k = fmt::format("{}|{}|{}|", diagnosis::FindingKindName(f.kind), f.job, f.metric);
   for (const IpAddr& ip : f.gpus) k += ip.ToString() + ",";
   k += "|";
   for (const std::string& s : f.switches) k += s + ",";
@@ -115,7 +115,7 @@ void Tracker::Restore(LoadedState state) {
   for (StoredFinding& f : state.findings) {
     next_finding_id_ = std::max(next_finding_id_, f.id + 1);
     CountRaise(f.finding);
-    if (f.finding.kind != "job_started" && f.finding.kind != "job_ended") {
+    if (!diagnosis::IsJobEvent(f.finding.kind)) {
       open_findings_[MergeKey(f.finding)] = f.id;
     }
     findings_[f.id] = std::move(f);
@@ -222,7 +222,7 @@ void Tracker::NoteIncomplete(const Window& window, const WindowLoss& loss,
     // Loud: a finding, merged across consecutive windows like any other.
     const double share = loss.Share();
     output::ReportFinding f;
-    f.kind = kTelemetryLossKind;
+    f.kind = diagnosis::FindingKind::kTelemetryLoss;
     f.severity = share >= 0.05    ? diagnosis::Severity::kCritical
                  : share >= 0.001 ? diagnosis::Severity::kWarning
                                   : diagnosis::Severity::kInfo;
@@ -243,7 +243,7 @@ void Tracker::NoteIncomplete(const Window& window, const WindowLoss& loss,
   }
   if (!failed.empty()) {
     output::ReportFinding f;
-    f.kind = kTelemetryLossKind;
+    f.kind = diagnosis::FindingKind::kTelemetryLoss;
     f.severity = diagnosis::Severity::kWarning;
     f.start_ns = window.start_ns;
     f.end_ns = window.end_ns;
@@ -317,7 +317,7 @@ std::vector<std::string> Tracker::MatchJobs(int64_t window_start_ns, int64_t win
     rj.id = id;
     if (is_new || restarted) {
       output::ReportFinding f;
-      f.kind = "job_started";
+      f.kind = diagnosis::FindingKind::kJobStarted;
       f.job = id;
       f.start_ns = f.end_ns = window_start_ns;
       f.cause = diagnosis::Cause::kUnknown;
@@ -352,7 +352,7 @@ void Tracker::EndUnseenJobs(const std::set<std::string>& seen, int64_t window_en
       js.active = false;
       changed->push_back(id);
       output::ReportFinding f;
-      f.kind = "job_ended";
+      f.kind = diagnosis::FindingKind::kJobEnded;
       f.job = id;
       f.start_ns = f.end_ns = js.last_seen_ns;
       f.summary = fmt::format("{} ended: not seen since the window ending {}", id, js.last_seen_ns);

@@ -107,7 +107,7 @@ class Tracker {
   // The dashboard's data and the report /api/v1/report serves (without pipeline events).
   void KeepLatestReport(output::Report report, output::Report* report_out);
   void CountRaise(const output::ReportFinding& f) {
-    ++finding_raises_[{f.kind, diagnosis::SeverityName(f.severity)}];
+    ++finding_raises_[{diagnosis::FindingKindName(f.kind), diagnosis::SeverityName(f.severity)}];
   }
 
   TrackerOptions options_;

@@ -92,7 +92,7 @@ TEST_F(TrackerTest, OutOfMemoryInAWindowIsReportedAndTheNextOneIsAnalysed) {
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().message.find("out of memory"), std::string::npos) << st.error().message;
   ASSERT_EQ(write.findings.size(), 1u);
-  EXPECT_EQ(write.findings[0]->finding.kind, kTelemetryLossKind);
+  EXPECT_EQ(write.findings[0]->finding.kind, diagnosis::FindingKind::kTelemetryLoss);
   EXPECT_EQ(write.findings[0]->finding.metric, "window_not_analysed");
   EXPECT_EQ(write.findings[0]->finding.value, static_cast<double>(records_->all.size()));
   auto failed = tracker.BuildSnapshot();
@@ -131,7 +131,7 @@ TEST_F(TrackerTest, LossOnTheWayIsAFindingAndInTheReport) {
   ASSERT_TRUE(tracker.AnalyzeWindow(TheWindow(), *points_, loss, &write, &report));
   const StoredFinding* f = nullptr;
   for (const StoredFinding* x : write.findings) {
-    if (x->finding.kind == kTelemetryLossKind) f = x;
+    if (x->finding.kind == diagnosis::FindingKind::kTelemetryLoss) f = x;
   }
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->finding.metric, "records_lost_share");
@@ -152,7 +152,7 @@ TEST_F(TrackerTest, JobsKeepTheirIdsAcrossWindows) {
   auto started = [](const Store::WindowWrite& w) {
     return static_cast<size_t>(
         std::count_if(w.findings.begin(), w.findings.end(), [](const StoredFinding* f) {
-          return f->finding.kind == "job_started";
+          return f->finding.kind == diagnosis::FindingKind::kJobStarted;
         }));
   };
   auto ids = [](const Store::WindowWrite& w) {

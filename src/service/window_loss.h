@@ -13,7 +13,6 @@
 namespace prism::service {
 
 // The finding kind of lost telemetry (a finding's kind is a string; one name for it here).
-inline constexpr const char* kTelemetryLossKind = "telemetry_loss";
 
 // Reasons, as /metrics and /api/v1/ingest name them.
 inline constexpr const char* kLossSocket = "socket";            // kernel socket buffer (datagrams)

@@ -98,7 +98,9 @@ TEST(Pipeline, LostRecordsMakeNoStraggler) {
   config.noise.loss = 0.02;
   auto run = Analyze(config);
   for (const auto& f : run->findings)
-    if (f.kind == "straggler_gpu") EXPECT_EQ(f.severity, diagnosis::Severity::kInfo) << f.summary;
+    if (f.kind == diagnosis::FindingKind::kStragglerGpu) {
+      EXPECT_EQ(f.severity, diagnosis::Severity::kInfo) << f.summary;
+    }
 }
 
 TEST(Pipeline, StragglerIsFoundAndLocalizedToItsTensorParallelGroup) {
@@ -115,7 +117,10 @@ TEST(Pipeline, StragglerIsFoundAndLocalizedToItsTensorParallelGroup) {
   const std::string slow_gpu = run->truth.faults[0].gpus[0];
   bool found = false;
   for (const auto& finding : run->findings) {
-    if (finding.kind != "straggler_gpu" || finding.severity == diagnosis::Severity::kInfo) continue;
+    if (finding.kind != diagnosis::FindingKind::kStragglerGpu ||
+        finding.severity == diagnosis::Severity::kInfo) {
+      continue;
+    }
     std::vector<std::string> gpus;
     for (EndpointId g : finding.gpus) gpus.push_back(run->Ip(g));
     EXPECT_LE(gpus.size(), 8u);
@@ -147,7 +152,7 @@ TEST(Pipeline, DegradedNicLinkIsNamedByItsGpu) {
   bool found = false;
   for (const auto& finding : run->findings) {
     if (finding.severity == diagnosis::Severity::kInfo) continue;
-    if (finding.kind != "degraded_link") continue;
+    if (finding.kind != diagnosis::FindingKind::kDegradedLink) continue;
     ASSERT_EQ(finding.gpus.size(), 1u) << finding.summary;
     EXPECT_EQ(run->Ip(finding.gpus[0]), fault.gpus[0]) << finding.summary;
     EXPECT_EQ(finding.switches, fault.switches);

@@ -305,7 +305,8 @@ void AddFindings(const CellGrid& grid, const Degradation& d, size_t e, const std
   const bool access = el.kind == ElementKind::kAccessLink;
   for (const Run& run : FlaggedRuns(flags, 1)) {
     Finding fd;
-    fd.kind = access ? "degraded_link" : link ? "congested_link" : "degraded_switch";
+    fd.kind = access ? FindingKind::kDegradedLink
+              : link ? FindingKind::kCongestedLink : FindingKind::kDegradedSwitch;
     fd.cause = Cause::kNetwork;
     if (access) {
       fd.gpus = {el.endpoint};

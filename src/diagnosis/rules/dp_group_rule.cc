@@ -62,7 +62,7 @@ std::vector<Finding> FindSlowDpGroups(const RuleContext& rc) {
         if (static_cast<int>(run.flagged) < rc.options.persist_units) continue;
         const auto& members = groups.at(ids[i]);
         Finding f;
-        f.kind = "slow_dp_group";
+        f.kind = FindingKind::kSlowDpGroup;
         f.severity = Severity::kInfo;
         f.job = key.first;
         for (const auto* t : members) f.gpus.push_back(t->gpu);

@@ -121,7 +121,7 @@ std::vector<Finding> FindLateCollectiveGpus(const RuleContext& rc) {
       SortByAddress(eps, &f.gpus);
       std::string names;
       for (EndpointId g : f.gpus) names += (names.empty() ? "" : ", ") + eps.Addr(g).ToString();
-      f.kind = "straggler_gpu";
+      f.kind = FindingKind::kStragglerGpu;
       f.job = key.first;
       f.start_ns = tls[0]->steps[span.first].start_ns;
       f.end_ns = tls[0]->steps[span.last].end_ns;

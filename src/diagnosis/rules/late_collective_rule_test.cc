@@ -72,7 +72,7 @@ TEST(LateCollectiveRule, NamesTheGpuThatJoinsTheCollectiveLate) {
   const auto findings = job.Run();
   ASSERT_EQ(findings.size(), 1u);
   const Finding& f = findings[0];
-  EXPECT_EQ(f.kind, "straggler_gpu");
+  EXPECT_EQ(f.kind, diagnosis::FindingKind::kStragglerGpu);
   EXPECT_EQ(f.cause, Cause::kGpu);
   ASSERT_EQ(f.gpus.size(), 1u);
   EXPECT_EQ(job.table.endpoints().Addr(f.gpus[0]).ToString(), "10.0.0.3");

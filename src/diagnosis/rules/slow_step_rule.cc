@@ -79,7 +79,7 @@ std::vector<Finding> FindSlowSteps(const RuleContext& rc, BaselineStore* baselin
     for (const Run& run : FlaggedRuns(slow, 1)) {
       std::vector<double> in_run(d.begin() + run.first, d.begin() + run.last + 1);
       Finding f;
-      f.kind = "slow_step";
+      f.kind = FindingKind::kSlowStep;
       f.job = static_cast<int>(j);
       f.start_ns = series->steps[run.first].start_ns;
       f.end_ns = series->steps[run.last].end_ns;

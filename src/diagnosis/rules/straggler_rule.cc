@@ -113,7 +113,7 @@ Finding StragglerFinding(const RuleContext& rc, std::pair<int, int> key,
   SortByAddress(rc.flows.endpoints(), &f.gpus);
   // A GPU with several runs in the window is one GPU of the finding.
   f.gpus.erase(std::unique(f.gpus.begin(), f.gpus.end()), f.gpus.end());
-  f.kind = "straggler_gpu";
+  f.kind = FindingKind::kStragglerGpu;
   f.job = key.first;
   f.start_ns = tls[0]->steps[span.first].start_ns;
   f.end_ns = tls[0]->steps[span.last].end_ns;
