@@ -57,7 +57,7 @@ class Tracker {
   // Analyses one window (pipeline::AnalyzeWindow, as `analyze` does; the window's segments are
   // released once its table is built); fills `write` with what changed (pointers into this
   // Tracker, valid until the next call). `loss` is what was lost on the way to this window: a
-  // kTelemetryLossKind finding and the report's `records_lost`. `report_out`, if not null,
+  // telemetry_loss finding and the report's `records_lost`. `report_out`, if not null,
   // receives the window's report with the tracker's job ids. Running out of memory inside the
   // window (std::bad_alloc) keeps nothing of it: kResourceExhausted, the window noted as not
   // analysed (a finding in `write`), and the Tracker ready for the next window.

@@ -3,7 +3,7 @@
 // (socket and collector-queue datagrams, a full record queue, late or implausible times, the
 // memory budget, skipped windows) between the previous window's hand-over and this one's, so the
 // loss is told with the window that misses the data: in its report (`windows[].records_lost`),
-// as a finding of kind kTelemetryLossKind with the share lost, and in /api/v1/health.
+// as a finding of kind telemetry_loss with the share lost, and in /api/v1/health.
 #pragma once
 
 #include <cstdint>
