@@ -14,9 +14,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <expected>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,6 +73,128 @@ bool IsLoopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+// The bearer token: --token-file, else --token, else $LLMPRISM_TOKEN; "" for none. An empty
+// one is refused wherever it comes from: it would turn authentication off without anyone meaning
+// it. The error says which source was wrong.
+std::expected<std::string, std::string> ReadToken(const ServeArgs& args) {
+  std::string token;
+  const char* env_token = std::getenv("LLMPRISM_TOKEN");
+  if (!args.token_file.empty()) {
+    std::ifstream in(args.token_file);
+    if (!in) {
+      return std::unexpected(fmt::format("--token-file {}: cannot read it ({})", args.token_file,
+                                         std::strerror(errno)));
+    }
+    std::getline(in, token);
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
+      token.pop_back();
+    }
+    if (token.empty()) {
+      return std::unexpected(
+          fmt::format("--token-file {}: the first line is empty", args.token_file));
+    }
+  } else if (args.token_given) {
+    if (args.token.empty()) {
+      return std::unexpected(std::string(
+          "--token is empty: give a token, or leave --token out to serve without "
+          "authentication"));
+    }
+    token = args.token;
+    fmt::print(stderr,
+               "llmprism serve: warning: --token on the command line is visible to every user "
+               "of this machine (ps); prefer --token-file or LLMPRISM_TOKEN\n");
+  } else if (env_token != nullptr) {
+    token = env_token;
+    if (token.empty()) {
+      return std::unexpected(std::string(
+          "LLMPRISM_TOKEN is set but empty: unset it to serve without authentication"));
+    }
+  }
+  return token;
+}
+
+// --http reachable from other machines: say what is exposed, and what would close it.
+void WarnIfExposed(const ServeArgs& args, const std::string& token) {
+  const bool tls = !args.tls_cert.empty();
+  if (token.empty() && !tls) {
+    fmt::print(stderr,
+               "llmprism serve: warning: --http {} is reachable from other machines, with no "
+               "token and no TLS: anyone who can connect reads the API, in clear text (give "
+               "--token-file, and --tls-cert with --tls-key)\n",
+               args.http);
+  } else if (token.empty()) {
+    fmt::print(stderr,
+               "llmprism serve: warning: --http {} is reachable from other machines and no "
+               "token is set: anyone who can connect reads the API (give --token-file)\n",
+               args.http);
+  } else if (!tls) {
+    fmt::print(stderr,
+               "llmprism serve: warning: --http {} is reachable from other machines without "
+               "TLS: the token and the API travel in clear text (give --tls-cert and "
+               "--tls-key)\n",
+               args.http);
+  }
+}
+
+// The ports, written to `tmp` and renamed to `ready_file`: whoever waits for the file never reads
+// half of it.
+prism::Status WriteReadyFile(const std::string& ready_file, const std::string& tmp,
+                             const prism::service::Service& service) {
+  std::ofstream out(tmp, std::ios::trunc);
+  out << fmt::format("{{\"http\": {}, \"udp\": [{}]}}\n", service.http_port(),
+                     fmt::join(service.udp_ports(), ", "));
+  out.close();
+  std::error_code ec;
+  if (out.fail()) ec = std::error_code(errno, std::generic_category());
+  if (!ec) std::filesystem::rename(tmp, ready_file, ec);
+  if (ec) {
+    return prism::MakeError(prism::ErrorCode::kInternal, "--ready-file {}: {}", ready_file,
+                            ec.message());
+  }
+  return prism::OkStatus();
+}
+
+// Alertmanagers, TLS, HTTP limits, windows, memory, queues and analysis from the flags; the
+// message of the first that is wrong.
+std::optional<std::string> SetLimitsAndAnalysis(const ServeArgs& args,
+                                                prism::service::ServiceOptions* opts) {
+  prism::service::ServiceOptions& o = *opts;
+  for (const std::string& url : args.alertmanager) {
+    if (auto u = prism::service::ParseAlertmanagerUrl(url); !u) return u.error().message;
+  }
+  o.alertmanager = args.alertmanager;
+  o.tls.cert_file = args.tls_cert;
+  o.tls.key_file = args.tls_key;
+  o.http_limits.threads = args.http_threads;
+  o.http_limits.max_connections = args.http_max_connections;
+  o.http_limits.idle_timeout_ms = std::llround(args.http_idle_s * 1e3);
+  o.http_limits.request_timeout_ms = std::llround(args.http_request_s * 1e3);
+  o.buffer.window_ns = std::llround(args.window_s * 1e9);
+  o.buffer.step_ns = std::llround(args.step_s * 1e9);
+  o.buffer.reorder_ns = std::llround(args.reorder_s * 1e9);
+  if (!args.memory_limit.empty()) {
+    auto bytes = prism::service::ParseByteSize(args.memory_limit);
+    if (!bytes) return "--memory-limit: " + bytes.error().message;
+    o.memory_limit_bytes = *bytes;
+  }
+  o.plausibility.max_record_ns = args.record.max_record_ns();
+  if (o.buffer.step_ns <= 0 || o.buffer.window_ns % o.buffer.step_ns != 0) {
+    return std::string("--window must be a whole multiple of --step");
+  }
+  o.queue_records = args.queue_records;
+  o.udp_queue_datagrams = args.udp_queue_datagrams;
+  o.idle_flush_ms = std::llround(args.idle_flush_s * 1e3);
+  o.tracker.window_ns = o.buffer.window_ns;
+  o.tracker.step_ns = o.buffer.step_ns;
+  o.tracker.history_ns = std::llround(args.history_s * 1e9);
+  o.read = ToReadOptions(args.capture_flows);
+  o.tracker.window.diagnosis.k = args.k;
+  o.tracker.window.analysis.threads =
+      args.threads > 0 ? args.threads
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
+  return std::nullopt;
+}
+
 int RunServe(const ServeArgs& args) {
   auto fail = [](const std::string& m) {
     fmt::print(stderr, "llmprism serve: {}\n", m);
@@ -100,94 +224,17 @@ int RunServe(const ServeArgs& args) {
   o.db = args.db;
   o.topology_path = args.topology;
   o.jobs_map_path = args.jobs_map;
-  // The token: --token-file, else --token, else $LLMPRISM_TOKEN. An empty one is refused
-  // wherever it comes from: it would turn authentication off without anyone meaning it.
-  const char* env_token = std::getenv("LLMPRISM_TOKEN");
-  if (!args.token_file.empty()) {
-    std::ifstream in(args.token_file);
-    if (!in) {
-      return fail(fmt::format("--token-file {}: cannot read it ({})", args.token_file,
-                              std::strerror(errno)));
-    }
-    std::getline(in, o.token);
-    while (!o.token.empty() && std::isspace(static_cast<unsigned char>(o.token.back()))) {
-      o.token.pop_back();
-    }
-    if (o.token.empty()) {
-      return fail(fmt::format("--token-file {}: the first line is empty", args.token_file));
-    }
-  } else if (args.token_given) {
-    if (args.token.empty()) {
-      return fail("--token is empty: give a token, or leave --token out to serve without "
-                  "authentication");
-    }
-    o.token = args.token;
-    fmt::print(stderr,
-               "llmprism serve: warning: --token on the command line is visible to every user "
-               "of this machine (ps); prefer --token-file or LLMPRISM_TOKEN\n");
-  } else if (env_token != nullptr) {
-    o.token = env_token;
-    if (o.token.empty()) {
-      return fail("LLMPRISM_TOKEN is set but empty: unset it to serve without authentication");
-    }
+  if (auto token = ReadToken(args); !token) {
+    return fail(token.error());
+  } else {
+    o.token = *token;
   }
   if (auto hp = prism::service::ParseHostPort(args.http, "--http"); !hp) {
     return fail(hp.error().message);
   } else if (!IsLoopback(hp->first)) {
-    // Reachable from other machines: say what is exposed, and what would close it.
-    const bool tls = !args.tls_cert.empty();
-    if (o.token.empty() && !tls) {
-      fmt::print(stderr,
-                 "llmprism serve: warning: --http {} is reachable from other machines, with no "
-                 "token and no TLS: anyone who can connect reads the API, in clear text (give "
-                 "--token-file, and --tls-cert with --tls-key)\n",
-                 args.http);
-    } else if (o.token.empty()) {
-      fmt::print(stderr,
-                 "llmprism serve: warning: --http {} is reachable from other machines and no "
-                 "token is set: anyone who can connect reads the API (give --token-file)\n",
-                 args.http);
-    } else if (!tls) {
-      fmt::print(stderr,
-                 "llmprism serve: warning: --http {} is reachable from other machines without "
-                 "TLS: the token and the API travel in clear text (give --tls-cert and "
-                 "--tls-key)\n",
-                 args.http);
-    }
+    WarnIfExposed(args, o.token);
   }
-  for (const std::string& url : args.alertmanager) {
-    if (auto u = prism::service::ParseAlertmanagerUrl(url); !u) return fail(u.error().message);
-  }
-  o.alertmanager = args.alertmanager;
-  o.tls.cert_file = args.tls_cert;
-  o.tls.key_file = args.tls_key;
-  o.http_limits.threads = args.http_threads;
-  o.http_limits.max_connections = args.http_max_connections;
-  o.http_limits.idle_timeout_ms = std::llround(args.http_idle_s * 1e3);
-  o.http_limits.request_timeout_ms = std::llround(args.http_request_s * 1e3);
-  o.buffer.window_ns = std::llround(args.window_s * 1e9);
-  o.buffer.step_ns = std::llround(args.step_s * 1e9);
-  o.buffer.reorder_ns = std::llround(args.reorder_s * 1e9);
-  if (!args.memory_limit.empty()) {
-    auto bytes = prism::service::ParseByteSize(args.memory_limit);
-    if (!bytes) return fail("--memory-limit: " + bytes.error().message);
-    o.memory_limit_bytes = *bytes;
-  }
-  o.plausibility.max_record_ns = args.record.max_record_ns();
-  if (o.buffer.step_ns <= 0 || o.buffer.window_ns % o.buffer.step_ns != 0) {
-    return fail("--window must be a whole multiple of --step");
-  }
-  o.queue_records = args.queue_records;
-  o.udp_queue_datagrams = args.udp_queue_datagrams;
-  o.idle_flush_ms = std::llround(args.idle_flush_s * 1e3);
-  o.tracker.window_ns = o.buffer.window_ns;
-  o.tracker.step_ns = o.buffer.step_ns;
-  o.tracker.history_ns = std::llround(args.history_s * 1e9);
-  o.read = ToReadOptions(args.capture_flows);
-  o.tracker.window.diagnosis.k = args.k;
-  o.tracker.window.analysis.threads =
-      args.threads > 0 ? args.threads
-                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency() / 2));
+  if (auto error = SetLimitsAndAnalysis(args, &o)) return fail(*error);
 
   // The ready file's directory is checked before anything binds: a typo there must not leave a
   // service running that its caller will never learn the ports of.
@@ -221,16 +268,9 @@ int RunServe(const ServeArgs& args) {
                fmt::join(o.alertmanager, ", "));
   }
   if (!ready_tmp.empty()) {
-    std::ofstream out(ready_tmp, std::ios::trunc);
-    out << fmt::format("{{\"http\": {}, \"udp\": [{}]}}\n", (*service)->http_port(),
-                       fmt::join(ports, ", "));
-    out.close();
-    std::error_code ec;
-    if (out.fail()) ec = std::error_code(errno, std::generic_category());
-    if (!ec) std::filesystem::rename(ready_tmp, args.ready_file, ec);
-    if (ec) {
+    if (auto st = WriteReadyFile(args.ready_file, ready_tmp, **service); !st) {
       (*service)->Stop();
-      return fail(fmt::format("--ready-file {}: {}", args.ready_file, ec.message()));
+      return fail(st.error().message);
     }
   }
   int sig = 0;
@@ -239,6 +279,77 @@ int RunServe(const ServeArgs& args) {
   (*service)->Stop();
   fmt::print(stderr, "llmprism serve: stopped\n");
   return 0;
+}
+
+// The HTTP side: where it listens, state and side inputs, token, TLS and connection limits.
+// Returns --token, whose presence RunServe checks (an empty token is refused, not ignored).
+CLI::Option* AddHttpOptions(CLI::App* cmd, ServeArgs* args) {
+  cmd->add_option("--http", args->http, "Serve the API, /metrics and the dashboard on ADDR:PORT")
+      ->capture_default_str();
+  cmd->add_option("--db", args->db, "SQLite database for durable state (jobs, steps, findings)");
+  cmd->add_option("--topology", args->topology, "Topology CSV: ip,host,gpu,leaf[,kind]");
+  cmd->add_option("--jobs-map", args->jobs_map,
+                  "Scheduler jobs (as for analyze --jobs-map): on jobs, findings and alert "
+                  "labels scheduler_job and user; read once at start");
+  CLI::Option* token = cmd->add_option(
+      "--token", args->token,
+      "Require 'Authorization: Bearer TOKEN' on the API (visible in ps: prefer --token-file or "
+      "the LLMPRISM_TOKEN environment variable; an empty token is refused)");
+  cmd->add_option("--token-file", args->token_file,
+                  "Read the bearer token from the first line of this file");
+  cmd->add_option("--tls-cert", args->tls_cert,
+                  "Serve HTTPS (TLS 1.2 or later) with this PEM certificate (chain); needs "
+                  "--tls-key");
+  cmd->add_option("--tls-key", args->tls_key,
+                  "The PEM private key of --tls-cert (unencrypted; keep it readable by this user "
+                  "only)");
+  cmd->add_option("--http-threads", args->http_threads,
+                  "HTTP workers, each serving one connection at a time")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--http-max-connections", args->http_max_connections,
+                  "HTTP connections served or waiting at once; beyond, 503 at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--http-idle-s", args->http_idle_s,
+                  "Seconds an HTTP connection may stay idle before (or between keep-alive) "
+                  "requests; an idle one also gives its worker up to a waiting connection")
+      ->capture_default_str()
+      ->check(cli_checks::FiniteIn(0.05, 3600, false, "0.05 to 3600 seconds"));
+  cmd->add_option("--http-request-s", args->http_request_s,
+                  "Seconds a client has to send a whole request (slow clients are cut off)")
+      ->capture_default_str()
+      ->check(cli_checks::FiniteIn(0.05, 3600, false, "0.05 to 3600 seconds"));
+  return token;
+}
+
+// Analysis, memory and queue sizes.
+void AddAnalysisOptions(CLI::App* cmd, ServeArgs* args) {
+  cmd->add_option("--k", args->k, "Diagnosis sigma multiplier")
+      ->capture_default_str()
+      ->check(cli_checks::kPositive);
+  cmd->add_option("--threads", args->threads, "Analysis threads (0 = half the cores)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("--memory-limit", args->memory_limit,
+                  "Memory budget, e.g. 8G or 512M (default: half of MemAvailable, or of the "
+                  "cgroup's limit minus its usage when lower, at start). The window buffer and "
+                  "the analysis of a window are sized from it; when the record rate outgrows it, "
+                  "windows get shorter (stated in the log, /api/v1/health and each window's "
+                  "report) rather than records being dropped (docs/api.md, Memory)");
+  AddRecordOptions(cmd, &args->record,
+                   "is implausible (counted as implausible_time, not analysed); so is one ending "
+                   "more than 600 s before, or 60 s after, the export time of its IPFIX message "
+                   "/ NetFlow v9 packet");
+  cmd->add_option("--queue-records", args->queue_records,
+                  "Records that may wait between ingest and windowing; beyond, UDP batches are "
+                  "dropped and counted")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{100'000'000}));
+  cmd->add_option("--udp-queue-datagrams", args->udp_queue_datagrams,
+                  "Datagrams each UDP collector may queue before decoding")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
 }
 
 }  // namespace
@@ -286,67 +397,8 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--history", args->history_s,
                   "Seconds of per-GPU timelines kept in memory for /api/v1/gpus/{ip}/timeline")
       ->capture_default_str()->check(cli_checks::kPositive);
-  cmd->add_option("--http", args->http, "Serve the API, /metrics and the dashboard on ADDR:PORT")
-      ->capture_default_str();
-  cmd->add_option("--db", args->db, "SQLite database for durable state (jobs, steps, findings)");
-  cmd->add_option("--topology", args->topology, "Topology CSV: ip,host,gpu,leaf[,kind]");
-  cmd->add_option("--jobs-map", args->jobs_map,
-                  "Scheduler jobs (as for analyze --jobs-map): on jobs, findings and alert "
-                  "labels scheduler_job and user; read once at start");
-  CLI::Option* token = cmd->add_option(
-      "--token", args->token,
-      "Require 'Authorization: Bearer TOKEN' on the API (visible in ps: prefer --token-file or "
-      "the LLMPRISM_TOKEN environment variable; an empty token is refused)");
-  cmd->add_option("--token-file", args->token_file,
-                  "Read the bearer token from the first line of this file");
-  cmd->add_option("--tls-cert", args->tls_cert,
-                  "Serve HTTPS (TLS 1.2 or later) with this PEM certificate (chain); needs "
-                  "--tls-key");
-  cmd->add_option("--tls-key", args->tls_key,
-                  "The PEM private key of --tls-cert (unencrypted; keep it readable by this user "
-                  "only)");
-  cmd->add_option("--http-threads", args->http_threads,
-                  "HTTP workers, each serving one connection at a time")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
-  cmd->add_option("--http-max-connections", args->http_max_connections,
-                  "HTTP connections served or waiting at once; beyond, 503 at once")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--http-idle-s", args->http_idle_s,
-                  "Seconds an HTTP connection may stay idle before (or between keep-alive) "
-                  "requests; an idle one also gives its worker up to a waiting connection")
-      ->capture_default_str()
-      ->check(cli_checks::FiniteIn(0.05, 3600, false, "0.05 to 3600 seconds"));
-  cmd->add_option("--http-request-s", args->http_request_s,
-                  "Seconds a client has to send a whole request (slow clients are cut off)")
-      ->capture_default_str()
-      ->check(cli_checks::FiniteIn(0.05, 3600, false, "0.05 to 3600 seconds"));
-  cmd->add_option("--k", args->k, "Diagnosis sigma multiplier")
-      ->capture_default_str()
-      ->check(cli_checks::kPositive);
-  cmd->add_option("--threads", args->threads, "Analysis threads (0 = half the cores)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1024));
-  cmd->add_option("--memory-limit", args->memory_limit,
-                  "Memory budget, e.g. 8G or 512M (default: half of MemAvailable, or of the "
-                  "cgroup's limit minus its usage when lower, at start). The window buffer and "
-                  "the analysis of a window are sized from it; when the record rate outgrows it, "
-                  "windows get shorter (stated in the log, /api/v1/health and each window's "
-                  "report) rather than records being dropped (docs/api.md, Memory)");
-  AddRecordOptions(cmd, &args->record,
-                   "is implausible (counted as implausible_time, not analysed); so is one ending "
-                   "more than 600 s before, or 60 s after, the export time of its IPFIX message "
-                   "/ NetFlow v9 packet");
-  cmd->add_option("--queue-records", args->queue_records,
-                  "Records that may wait between ingest and windowing; beyond, UDP batches are "
-                  "dropped and counted")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{100'000'000}));
-  cmd->add_option("--udp-queue-datagrams", args->udp_queue_datagrams,
-                  "Datagrams each UDP collector may queue before decoding")
-      ->capture_default_str()
-      ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
+  CLI::Option* token = AddHttpOptions(cmd, args.get());
+  AddAnalysisOptions(cmd, args.get());
   cmd->add_option("--alertmanager", args->alertmanager,
                   "Post findings as alerts to this Alertmanager, http[s]://HOST:PORT[/PREFIX] "
                   "(API v2; repeatable or comma-separated; docs/api.md, Alertmanager)")

@@ -99,27 +99,81 @@ std::vector<std::string_view> SplitEmit(std::string_view s) {
   return out;
 }
 
-prism::Status RunSimulate(const SimulateArgs& args) {
-  auto start = std::chrono::steady_clock::now();
-  PRISM_ASSIGN_OR_RETURN(prism::sim::SimConfig config,
-                         prism::sim::MakeScenario(args.scenario, args.seed));
-  if (args.duration_s > 0) config.duration_s = args.duration_s;
-  bool emit_flows = false, emit_counters = false, emit_pcap = false, emit_sflow = false;
-  for (std::string_view e : SplitEmit(args.emit)) {
-    if (e == "flows" || e == "both") emit_flows = true;
-    if (e == "counters" || e == "both") emit_counters = true;
-    if (e == "pcap") emit_pcap = emit_flows = true;  // the capture's reference is the flow file
-    if (e == "sflow") emit_sflow = emit_flows = true;
+// What --emit asks for: "flows", "counters", "both", "pcap" and "sflow" (each of which implies
+// flows: the capture's reference is the flow file), comma-separated.
+struct EmitChoice {
+  bool flows = false, counters = false, pcap = false, sflow = false;
+};
+
+prism::StatusOr<EmitChoice> ParseEmit(const std::string& list) {
+  EmitChoice emit;
+  for (std::string_view e : SplitEmit(list)) {
+    if (e == "flows" || e == "both") emit.flows = true;
+    if (e == "counters" || e == "both") emit.counters = true;
+    if (e == "pcap") emit.pcap = emit.flows = true;
+    if (e == "sflow") emit.sflow = emit.flows = true;
     if (e != "flows" && e != "counters" && e != "both" && e != "pcap" && e != "sflow") {
       return prism::MakeError(prism::ErrorCode::kInvalidArgument,
                               "--emit: unknown output '{}' (flows, counters, both, pcap, sflow)",
                               e);
     }
   }
+  return emit;
+}
+
+// DIR/topology.csv: the cluster's GPUs, hosts and leaves.
+prism::Status WriteTopology(const prism::sim::Cluster& cluster, const fs::path& dir,
+                            std::vector<fs::path>* written) {
+  const fs::path topo_path = dir / "topology.csv";
+  PRISM_ASSIGN_OR_RETURN(auto topo_out, OpenOut(topo_path));
+  PRISM_RETURN_IF_ERROR(prism::io::WriteTopologyCsv(cluster.MakeTopology(), topo_out.get()));
+  PRISM_RETURN_IF_ERROR(CloseOut(topo_out.get(), topo_path));
+  written->push_back(topo_path);
+  return prism::OkStatus();
+}
+
+// Counters mode: DIR/counters.csv, the GPU NICs' ports polled as --poll, --refresh and
+// --poll-jitter say, and DIR/topology_ports.csv.
+prism::Status WritePortCounters(const prism::sim::PortCounterSink& port_counters,
+                                const SimulateArgs& args, const fs::path& dir,
+                                std::vector<fs::path>* written) {
+  prism::sim::PollOptions po;
+  po.poll_s = args.poll_s;
+  po.refresh_s = args.refresh_s;
+  po.poll_jitter = args.poll_jitter;
+  po.seed = args.seed;
+  const fs::path counters_path = dir / "counters.csv";
+  const fs::path ports_path = dir / "topology_ports.csv";
+  PRISM_ASSIGN_OR_RETURN(auto counters_out, OpenOut(counters_path));
+  PRISM_RETURN_IF_ERROR(
+      prism::counters::WriteCountersCsv(port_counters.Poll(po), counters_out.get()));
+  PRISM_RETURN_IF_ERROR(CloseOut(counters_out.get(), counters_path));
+  PRISM_ASSIGN_OR_RETURN(auto ports_out, OpenOut(ports_path));
+  PRISM_RETURN_IF_ERROR(
+      prism::counters::WritePortTopologyCsv(port_counters.Topology(), ports_out.get()));
+  PRISM_RETURN_IF_ERROR(CloseOut(ports_out.get(), ports_path));
+  written->push_back(counters_path);
+  written->push_back(ports_path);
+  return prism::OkStatus();
+}
+
+// Each file written with its size.
+void PrintWritten(const std::vector<fs::path>& written) {
+  std::error_code ec;
+  for (const fs::path& p : written) {
+    fmt::print("{:<40} {:>10}\n", p.string(), HumanBytes(fs::file_size(p, ec)));
+  }
+}
+
+prism::Status RunSimulate(const SimulateArgs& args) {
+  auto start = std::chrono::steady_clock::now();
+  PRISM_ASSIGN_OR_RETURN(prism::sim::SimConfig config,
+                         prism::sim::MakeScenario(args.scenario, args.seed));
+  if (args.duration_s > 0) config.duration_s = args.duration_s;
+  PRISM_ASSIGN_OR_RETURN(const EmitChoice emit, ParseEmit(args.emit));
   const fs::path dir(args.out_dir);
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
+  if (fs::create_directories(dir, ec); ec) {
     return prism::MakeError(prism::ErrorCode::kInvalidArgument, "{}: cannot create directory: {}",
                             dir.string(), ec.message());
   }
@@ -127,11 +181,7 @@ prism::Status RunSimulate(const SimulateArgs& args) {
   prism::sim::Cluster cluster(config.fabric);
   std::vector<fs::path> written;
 
-  const fs::path topo_path = dir / "topology.csv";
-  PRISM_ASSIGN_OR_RETURN(auto topo_out, OpenOut(topo_path));
-  PRISM_RETURN_IF_ERROR(prism::io::WriteTopologyCsv(cluster.MakeTopology(), topo_out.get()));
-  PRISM_RETURN_IF_ERROR(CloseOut(topo_out.get(), topo_path));
-  written.push_back(topo_path);
+  PRISM_RETURN_IF_ERROR(WriteTopology(cluster, dir, &written));
 
   // The writers look switch names up in `points` as records arrive; the simulator interns a name
   // before it emits a record that uses it.
@@ -143,16 +193,16 @@ prism::Status RunSimulate(const SimulateArgs& args) {
   std::unique_ptr<std::ofstream> csv_out;
   std::unique_ptr<prism::io::FlowCsvWriter> csv;
   std::vector<prism::FlowSink*> sinks;
-  if (emit_flows) sinks.push_back(&ipfix);
+  if (emit.flows) sinks.push_back(&ipfix);
   // Counters mode: per-port byte counters of every GPU NIC, polled after the run.
   std::unique_ptr<prism::sim::PortCounterSink> port_counters;
-  if (emit_counters) {
+  if (emit.counters) {
     port_counters = std::make_unique<prism::sim::PortCounterSink>(
         &cluster, config.start_ns,
         config.start_ns + static_cast<int64_t>(config.duration_s * 1e9));
     sinks.push_back(port_counters.get());
   }
-  if (config.write_csv && emit_flows) {
+  if (config.write_csv && emit.flows) {
     PRISM_ASSIGN_OR_RETURN(csv_out, OpenOut(csv_path));
     csv = std::make_unique<prism::io::FlowCsvWriter>(csv_out.get(), &points);
     sinks.push_back(csv.get());
@@ -161,40 +211,26 @@ prism::Status RunSimulate(const SimulateArgs& args) {
   packet_options.erspan_type = args.erspan;
   packet_options.snaplen = args.snaplen;
   prism::sim::PacketEmitter packets(packet_options);
-  if (emit_pcap) sinks.push_back(&packets);
+  if (emit.pcap) sinks.push_back(&packets);
   prism::sim::SflowEmitOptions sflow_options;
   sflow_options.sampling_rate = args.sampling;
   sflow_options.snaplen = args.snaplen;
   sflow_options.seed = args.seed;
   prism::sim::SflowEmitter sflow(sflow_options);
-  if (emit_sflow) sinks.push_back(&sflow);
+  if (emit.sflow) sinks.push_back(&sflow);
   TeeSink tee(std::move(sinks));
   PRISM_ASSIGN_OR_RETURN(prism::sim::Truth truth,
                          prism::sim::Simulate(config, cluster, &tee, &points));
 
   PRISM_RETURN_IF_ERROR(ipfix.Finish());
   PRISM_RETURN_IF_ERROR(CloseOut(ipfix_out.get(), ipfix_path));
-  if (emit_flows) {
+  if (emit.flows) {
     written.push_back(ipfix_path);
   } else {
     fs::remove(ipfix_path, ec);
   }
   if (port_counters != nullptr) {
-    prism::sim::PollOptions po;
-    po.poll_s = args.poll_s;
-    po.refresh_s = args.refresh_s;
-    po.poll_jitter = args.poll_jitter;
-    po.seed = args.seed;
-    const fs::path counters_path = dir / "counters.csv";
-    const fs::path ports_path = dir / "topology_ports.csv";
-    PRISM_ASSIGN_OR_RETURN(auto counters_out, OpenOut(counters_path));
-    PRISM_RETURN_IF_ERROR(prism::counters::WriteCountersCsv(port_counters->Poll(po), counters_out.get()));
-    PRISM_RETURN_IF_ERROR(CloseOut(counters_out.get(), counters_path));
-    PRISM_ASSIGN_OR_RETURN(auto ports_out, OpenOut(ports_path));
-    PRISM_RETURN_IF_ERROR(prism::counters::WritePortTopologyCsv(port_counters->Topology(), ports_out.get()));
-    PRISM_RETURN_IF_ERROR(CloseOut(ports_out.get(), ports_path));
-    written.push_back(counters_path);
-    written.push_back(ports_path);
+    PRISM_RETURN_IF_ERROR(WritePortCounters(*port_counters, args, dir, &written));
   }
   if (csv != nullptr) {
     csv->Flush();
@@ -202,12 +238,12 @@ prism::Status RunSimulate(const SimulateArgs& args) {
     written.push_back(csv_path);
   }
 
-  if (emit_pcap) {
+  if (emit.pcap) {
     const fs::path pcap_path = dir / "flows.pcap";
     PRISM_RETURN_IF_ERROR(packets.Write(pcap_path.string()));
     written.push_back(pcap_path);
   }
-  if (emit_sflow) {
+  if (emit.sflow) {
     const fs::path sflow_path = dir / "sflow.pcap";
     PRISM_RETURN_IF_ERROR(sflow.Write(sflow_path.string()));
     written.push_back(sflow_path);
@@ -219,11 +255,9 @@ prism::Status RunSimulate(const SimulateArgs& args) {
   PRISM_RETURN_IF_ERROR(CloseOut(truth_out.get(), truth_path));
   written.push_back(truth_path);
 
-  double wall_s =
+  const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (const fs::path& p : written) {
-    fmt::print("{:<40} {:>10}\n", p.string(), HumanBytes(fs::file_size(p, ec)));
-  }
+  PrintWritten(written);
   fmt::print("scenario {} (seed {}): {} records, {} jobs, {} faults, {:.2f}s wall\n", config.name,
              args.seed, tee.records(), truth.jobs.size(), truth.faults.size(), wall_s);
   return prism::OkStatus();

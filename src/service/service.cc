@@ -165,6 +165,13 @@ class BatchingSink : public FlowSink {
 
 struct Service::Impl {
   ServiceOptions options;
+
+  // Start()'s stages, in the order it runs them (sources are opened between LoadState and
+  // StartHttp).
+  Status PlanMemoryBudget();
+  Status LoadState();
+  Status StartHttp();
+  void StartThreads();
   std::optional<Topology> topology;
   std::vector<std::unique_ptr<SourceCounters>> sources;
   SharedPoints points;
@@ -642,18 +649,9 @@ std::vector<uint16_t> Service::udp_ports() const {
   return out;
 }
 
-StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options) {
-  if (options.buffer.window_ns % options.buffer.step_ns != 0) {
-    return MakeError(ErrorCode::kInvalidArgument, "--window must be a multiple of --step");
-  }
-  auto impl = std::make_unique<Impl>(options);
-  Impl& s = *impl;
-  s.pipeline.started_wall_ns = WallNs();
-  // The HTTP server first: a certificate or key it cannot use stops the start before anything
-  // else is opened or bound.
-  PRISM_ASSIGN_OR_RETURN(s.http, MakeHttpServer(options.http_limits, options.tls));
-
-  // Memory by budget (service/memory_plan.h).
+// Memory by budget (service/memory_plan.h): the window buffer's and a window's limits.
+Status Service::Impl::PlanMemoryBudget() {
+  Impl& s = *this;
   std::string limit_from = "--memory-limit";
   int64_t limit = options.memory_limit_bytes;
   if (limit <= 0) limit = DefaultMemoryLimit(&limit_from);
@@ -676,6 +674,13 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
   s.pipeline.buffer_limit_bytes = s.plan.buffer_bytes;
   s.pipeline.window_record_limit = s.plan.window_records;
   fmt::print(stderr, "llmprism serve: {} ({})\n", s.plan.Describe(), limit_from);
+  return OkStatus();
+}
+
+// The topology and scheduler jobs when given, the tracker, the state the database holds, and the
+// Alertmanager sender; the first snapshot published.
+Status Service::Impl::LoadState() {
+  Impl& s = *this;
   if (!options.topology_path.empty()) {
     Stats stats;
     PRISM_ASSIGN_OR_RETURN(Topology topo, io::ReadTopologyCsv(options.topology_path, &stats));
@@ -707,6 +712,79 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
     ao.urls = options.alertmanager;
     PRISM_ASSIGN_OR_RETURN(s.alerts, AlertSender::Start(ao));
   }
+  return OkStatus();
+}
+
+// The API, /metrics and the dashboard: routes installed, the port bound (a bind that fails stops
+// the start) and the server's thread started.
+Status Service::Impl::StartHttp() {
+  Impl& s = *this;
+  PRISM_ASSIGN_OR_RETURN(auto http_hp, ParseHostPort(options.http, "--http"));
+  ApiContext api;
+  api.snapshots = &s.snapshots;
+  for (auto& c : s.sources) api.sources.push_back(c.get());
+  api.pipeline = &s.pipeline;
+  api.has_store = s.store != nullptr;
+  for (auto& c : s.sources) s.source_ptrs.push_back(c.get());
+  api.queue_capacity = s.queue.capacity();
+  api.queue_size = [q = &s.queue] { return q->size(); };
+  api.token = options.token;
+  api.window_ns = options.buffer.window_ns;
+  api.step_ns = options.buffer.step_ns;
+  api.http = &s.http->counters();
+  api.http_limits = s.http->limits();
+  api.alerts = s.alerts.get();
+  httplib::Server& http = s.http->server();
+  InstallRoutes(&http, api);
+  int port = http_hp.second;
+  if (port == 0) {
+    port = http.bind_to_any_port(http_hp.first);
+  } else if (!http.bind_to_port(http_hp.first, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    return MakeError(ErrorCode::kInternal, "--http {}: cannot bind", options.http);
+  }
+  s.http_port = static_cast<uint16_t>(port);
+  s.http_thread = std::thread([&http] { http.listen_after_bind(); });
+  for (int i = 0; i < 200 && !http.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return OkStatus();
+}
+
+// The analysis and window threads, and one thread per source.
+void Service::Impl::StartThreads() {
+  Impl& s = *this;
+  s.analysis_thread = std::thread([&s] { s.RunAnalysis(); });
+  s.window_thread = std::thread([&s] { s.RunWindows(); });
+  for (size_t i = 0; i < s.collectors.size(); ++i) {
+    s.source_threads.emplace_back(
+        [&s, i] { s.RunUdp(i, s.collectors[i].get(), &s.collector_points[i]); });
+  }
+  for (size_t k = 0; k < options.watch.size(); ++k) {
+    const size_t index = s.collectors.size() + k;
+    s.source_threads.emplace_back([&s, index, dir = options.watch[k]] { s.RunWatch(index, dir); });
+  }
+  for (size_t k = 0; k < s.captures.size(); ++k) {
+    const size_t index = s.first_capture_source + k;
+    s.source_threads.emplace_back([&s, index, k] { s.RunCapture(index, s.captures[k].get()); });
+  }
+}
+
+StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options) {
+  if (options.buffer.window_ns % options.buffer.step_ns != 0) {
+    return MakeError(ErrorCode::kInvalidArgument, "--window must be a multiple of --step");
+  }
+  auto impl = std::make_unique<Impl>(options);
+  Impl& s = *impl;
+  s.pipeline.started_wall_ns = WallNs();
+  // The HTTP server first: a certificate or key it cannot use stops the start before anything
+  // else is opened or bound.
+  PRISM_ASSIGN_OR_RETURN(s.http, MakeHttpServer(options.http_limits, options.tls));
+
+  PRISM_RETURN_IF_ERROR(s.PlanMemoryBudget());
+  PRISM_RETURN_IF_ERROR(s.LoadState());
 
   // Sources.
   // IPFIX / NetFlow v9 collectors, then sFlow ones: the same socket, queue and allow-list.
@@ -782,54 +860,8 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
     s.captures.push_back(std::move(cap));
   }
 
-  // HTTP.
-  PRISM_ASSIGN_OR_RETURN(auto http_hp, ParseHostPort(options.http, "--http"));
-  ApiContext api;
-  api.snapshots = &s.snapshots;
-  for (auto& c : s.sources) api.sources.push_back(c.get());
-  api.pipeline = &s.pipeline;
-  api.has_store = s.store != nullptr;
-  for (auto& c : s.sources) s.source_ptrs.push_back(c.get());
-  api.queue_capacity = s.queue.capacity();
-  api.queue_size = [q = &s.queue] { return q->size(); };
-  api.token = options.token;
-  api.window_ns = options.buffer.window_ns;
-  api.step_ns = options.buffer.step_ns;
-  api.http = &s.http->counters();
-  api.http_limits = s.http->limits();
-  api.alerts = s.alerts.get();
-  httplib::Server& http = s.http->server();
-  InstallRoutes(&http, api);
-  int port = http_hp.second;
-  if (port == 0) {
-    port = http.bind_to_any_port(http_hp.first);
-  } else if (!http.bind_to_port(http_hp.first, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
-    return MakeError(ErrorCode::kInternal, "--http {}: cannot bind", options.http);
-  }
-  s.http_port = static_cast<uint16_t>(port);
-  s.http_thread = std::thread([&http] { http.listen_after_bind(); });
-  for (int i = 0; i < 200 && !http.is_running(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-
-  // Pipeline threads.
-  s.analysis_thread = std::thread([&s] { s.RunAnalysis(); });
-  s.window_thread = std::thread([&s] { s.RunWindows(); });
-  for (size_t i = 0; i < s.collectors.size(); ++i) {
-    s.source_threads.emplace_back(
-        [&s, i] { s.RunUdp(i, s.collectors[i].get(), &s.collector_points[i]); });
-  }
-  for (size_t k = 0; k < options.watch.size(); ++k) {
-    const size_t index = s.collectors.size() + k;
-    s.source_threads.emplace_back([&s, index, dir = options.watch[k]] { s.RunWatch(index, dir); });
-  }
-  for (size_t k = 0; k < s.captures.size(); ++k) {
-    const size_t index = s.first_capture_source + k;
-    s.source_threads.emplace_back([&s, index, k] { s.RunCapture(index, s.captures[k].get()); });
-  }
+  PRISM_RETURN_IF_ERROR(s.StartHttp());
+  s.StartThreads();
   return std::unique_ptr<Service>(new Service(std::move(impl)));
 }
 
