@@ -61,7 +61,9 @@ size_t ExpectEndsOnGradients(const DpSeries &s, const std::vector<Activity> &act
   for (const Activity &a : acts) {
     while (k < s.grad_end.size() && s.grad_end[k] < a.end_ns) ++k;
     EXPECT_LT(k, s.grad_end.size());
-    if (k < s.grad_end.size()) EXPECT_EQ(a.end_ns, s.grad_end[k]);
+    if (k < s.grad_end.size()) {
+      EXPECT_EQ(a.end_ns, s.grad_end[k]);
+    }
   }
   return acts.size();
 }
