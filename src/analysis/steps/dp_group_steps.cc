@@ -205,11 +205,10 @@ std::vector<Activity> DpActivities(std::vector<DpTransfer> transfers, int64_t wi
   // milliseconds between them.
   if (two_phase >= 2 && 2 * two_phase > acts.size()) {
     const int64_t min_gap_ns = int64_t(options.min_phase_gap_share * double(MedianPeriod(acts)));
+    const std::vector<int64_t> idle_ns = IdleBefore(starts, ends);
     std::vector<bool> may_split = at_burst;
-    for (int64_t i = 1, latest_end = ends[0]; i < int64_t(transfers.size()); ++i) {
-      if (min_gap_ns > 0 && starts[i] - latest_end >= min_gap_ns) may_split[i] = true;
-      latest_end = std::max(latest_end, ends[i]);
-    }
+    for (size_t i = 1; i < idle_ns.size(); ++i)
+      if (min_gap_ns > 0 && idle_ns[i] >= min_gap_ns) may_split[i] = true;
     for (size_t k = 0; k < acts.size(); ++k)
       split[k] = PhaseSplit(acts[k], cum_bytes, options.phase_balance,
                             [&](size_t i) { return may_split[i]; });

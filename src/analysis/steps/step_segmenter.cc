@@ -33,6 +33,16 @@ NormalGammaPrior IntervalPrior(const std::vector<double>& xs, const StepSegmente
 
 }  // namespace
 
+std::vector<int64_t> IdleBefore(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns) {
+  std::vector<int64_t> idle(start_ns.size(), 0);
+  int64_t latest_end = end_ns.empty() ? 0 : end_ns[0];
+  for (size_t i = 1; i < start_ns.size(); ++i) {
+    idle[i] = start_ns[i] - latest_end;
+    latest_end = std::max(latest_end, end_ns[i]);
+  }
+  return idle;
+}
+
 std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns,
                                  const StepSegmenterOptions& options) {
   std::vector<Activity> bursts;
@@ -93,18 +103,6 @@ std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<co
 }
 
 namespace {
-
-// Idle time before each transfer (from the latest end so far; 0 for the first): what the final
-// pass of SegmentSteps compares with the threshold.
-std::vector<int64_t> IdleBefore(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns) {
-  std::vector<int64_t> idle(start_ns.size(), 0);
-  int64_t latest_end = end_ns.empty() ? 0 : end_ns[0];
-  for (size_t i = 1; i < start_ns.size(); ++i) {
-    idle[i] = start_ns[i] - latest_end;
-    latest_end = std::max(latest_end, end_ns[i]);
-  }
-  return idle;
-}
 
 // One step of a cut: its start-to-start length and how many bursts it holds.
 struct Period {

@@ -71,6 +71,11 @@ struct Activity {
   int64_t start_ns = 0, end_ns = 0;  // first start, last end
 };
 
+// Idle time before each transfer (`start_ns` ascending, `end_ns` aligned): from the latest end
+// so far to its start, 0 for the first. What the final pass of SegmentSteps compares with the
+// step-gap threshold.
+std::vector<int64_t> IdleBefore(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns);
+
 // Bursts of activity: `start_ns` ascending, `end_ns` aligned with it.
 std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns,
                                  const StepSegmenterOptions& options);
