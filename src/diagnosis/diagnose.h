@@ -26,6 +26,8 @@ struct DiagnosisOptions {
                                   // (ECMP collisions alone cost a link up to 40%)
   int persist_units = 2;          // consecutive steps / bins before a warning
   int64_t bw_bin_ns = 5'000'000'000;
+  // Threads for the bandwidth rule's passes over the records (the findings are the same for any).
+  int threads = 1;
 };
 
 // Healthy baselines carried across windows, keyed by job (its lowest GPU address).

@@ -68,8 +68,10 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
     laps->push_back({"bocd_points_dp", out.analysis.dp_group_transfers});
   }
 
+  diagnosis::DiagnosisOptions diagnosis_options = options.diagnosis;
+  diagnosis_options.threads = options.analysis.threads;
   std::vector<diagnosis::Finding> findings =
-      diagnosis::Diagnose(table, *in.points, ctx, results, options.diagnosis, baselines);
+      diagnosis::Diagnose(table, *in.points, ctx, results, diagnosis_options, baselines);
   if (options.measure_switch_bandwidth) {
     out.switch_dp_bandwidth = diagnosis::MeasureSwitchDpBandwidth(table, *in.points, ctx, results);
   }

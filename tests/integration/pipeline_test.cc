@@ -7,6 +7,7 @@
 
 #include "analysis/analyze.h"
 #include "diagnosis/diagnose.h"
+#include "diagnosis/rules/bandwidth_cells.h"
 #include "sim/scenarios.h"
 #include "sim/simulator.h"
 
@@ -162,6 +163,61 @@ TEST(Pipeline, DegradedNicLinkIsNamedByItsGpu) {
     found = true;
   }
   EXPECT_TRUE(found);
+}
+
+// The bandwidth rule splits its passes over the threads (the grid by runs of bins): the grid and
+// the findings must not depend on how many there are.
+TEST(Pipeline, DiagnosisIsTheSameOnAnyThreadCount) {
+  sim::SimConfig config = *sim::MakeScenario("tiny", 14);
+  sim::FaultConfig f;
+  f.kind = sim::FaultKind::kDegradedLink;
+  f.job = 0;
+  f.rank = 8 * 6 + 2;
+  f.factor = 8;
+  f.start_s = 8;
+  f.end_s = 22;
+  config.faults.push_back(f);
+  auto run = Analyze(config);
+  ASSERT_FALSE(run->findings.empty());
+  diagnosis::DiagnosisOptions one;
+  const diagnosis::RuleContext rc1{run->table, run->points, run->ctx, run->results, one};
+  const auto classes = diagnosis::RecordClasses::Measure(rc1);
+  const diagnosis::CellGrid grid1 = diagnosis::BuildCellGrid(rc1, classes);
+  ASSERT_GE(grid1.bins, 4);
+  for (int threads : {2, 3, 7}) {
+    SCOPED_TRACE(threads);
+    diagnosis::DiagnosisOptions o;
+    o.threads = threads;
+    const diagnosis::RuleContext rc{run->table, run->points, run->ctx, run->results, o};
+    const diagnosis::CellGrid grid = diagnosis::BuildCellGrid(rc, classes);
+    ASSERT_EQ(grid.elements.size(), grid1.elements.size());
+    for (size_t e = 0; e < grid.elements.size(); ++e) {
+      EXPECT_EQ(grid.elements[e].name, grid1.elements[e].name);
+      EXPECT_EQ(grid.elements[e].endpoint, grid1.elements[e].endpoint);
+    }
+    EXPECT_EQ(grid.cell_of, grid1.cell_of);
+    EXPECT_EQ(grid.index, grid1.index);
+    EXPECT_EQ(grid.access_link_of, grid1.access_link_of);
+    ASSERT_EQ(grid.cells.size(), grid1.cells.size());
+    for (size_t c = 0; c < grid.cells.size(); ++c) {
+      EXPECT_EQ(grid.cells[c].flows, grid1.cells[c].flows);
+      EXPECT_EQ(grid.cells[c].typical, grid1.cells[c].typical);
+      EXPECT_EQ(grid.cells[c].bytes, grid1.cells[c].bytes);
+      EXPECT_EQ(grid.cells[c].slow, grid1.cells[c].slow);
+      EXPECT_EQ(grid.cells[c].jobs, grid1.cells[c].jobs);
+    }
+    diagnosis::BaselineStore baselines;
+    const auto findings =
+        diagnosis::Diagnose(run->table, run->points, run->ctx, run->results, o, &baselines);
+    ASSERT_EQ(findings.size(), run->findings.size());
+    for (size_t i = 0; i < findings.size(); ++i) {
+      EXPECT_EQ(findings[i].summary, run->findings[i].summary);
+      EXPECT_EQ(findings[i].start_ns, run->findings[i].start_ns);
+      EXPECT_EQ(findings[i].value, run->findings[i].value);
+      EXPECT_EQ(findings[i].gpus, run->findings[i].gpus);
+      EXPECT_EQ(findings[i].switches, run->findings[i].switches);
+    }
+  }
 }
 
 }  // namespace

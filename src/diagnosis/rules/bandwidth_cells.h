@@ -98,6 +98,13 @@ struct CellGrid {
   }
 };
 
+// The window's bins (t0, bin_ns, bins: by record start, spanning the starts), no elements yet.
+CellGrid EmptyCellGrid(const RuleContext& rc);
+
+// With rc.options.threads > 1 and rows sorted by start, the rows are cut at bin boundaries into
+// one run per thread, each run's grid is built on its own and the later runs' grids are appended
+// in order: elements keep the ids of their first use over all the rows and cells the order they
+// are created in, so the grid is the same for any number of threads.
 CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes);
 
 // The switches and fabric links a record observed at `point` between ends on leaves `leaf_src`

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/pair_key_map.h"
+#include "analysis/parallel_for.h"
 #include "diagnosis/robust_stats.h"
 #include "diagnosis/rules/bandwidth_cells.h"
 #include "diagnosis/rules/slow_endpoints.h"
@@ -85,7 +87,8 @@ KindJudgement JudgeAgainstPeers(const RuleContext& rc, const CellGrid& grid, int
 // carries history across windows. More traffic through the element than usual also slows its
 // flows: that is contention, not lost capacity. So the drop is judged after crediting the bin
 // with its extra offered load (bytes through the element relative to its median bin).
-Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid) {
+Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid,
+                      std::vector<SlowEndpointBin> slow_endpoints) {
   const DiagnosisOptions& o = rc.options;
   const size_t n = grid.elements.size();
   const size_t bins = size_t(grid.bins);
@@ -126,7 +129,7 @@ Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid) {
   }
   // Access links also against their endpoint's own pairs: where one link slows a large share of
   // a small job's flows, the peer comparison above cannot tell which links are the normal ones.
-  for (SlowEndpointBin& s : FindSlowEndpoints(rc, grid.t0, grid.bin_ns, grid.bins)) {
+  for (SlowEndpointBin& s : slow_endpoints) {
     const long e = grid.AccessLinkOf(s.endpoint);
     if (e < 0) continue;
     const size_t bin = size_t(s.bin);
@@ -368,10 +371,17 @@ void AddFindings(const CellGrid& grid, const Degradation& d, size_t e, const std
 NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
   NetworkFindings out;
   if (rc.flows.empty()) return out;
-  RecordClasses classes = RecordClasses::Measure(rc);
-  const CellGrid grid = BuildCellGrid(rc, classes);
-  classes.Release();
-  const Degradation d = JudgeBins(rc, grid);
+  // The endpoints' own paces need only the bins, not the cells: measured beside the classes.
+  const CellGrid bins = EmptyCellGrid(rc);
+  std::optional<RecordClasses> classes;
+  std::vector<SlowEndpointBin> slow_endpoints;
+  analysis::ParallelFor(2, rc.options.threads, [&](size_t task) {
+    if (task == 0) classes.emplace(RecordClasses::Measure(rc));
+    else slow_endpoints = FindSlowEndpoints(rc, bins.t0, bins.bin_ns, bins.bins);
+  });
+  const CellGrid grid = BuildCellGrid(rc, *classes);
+  classes.reset();
+  const Degradation d = JudgeBins(rc, grid, std::move(slow_endpoints));
   const std::vector<std::vector<bool>> flags = Unexplained(rc, grid, d);
   for (size_t e = 0; e < grid.elements.size(); ++e) AddFindings(grid, d, e, flags[e], rc.options, &out);
   return out;
