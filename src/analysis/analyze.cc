@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analysis/classify/group_structure.h"
 #include "analysis/classify/step_order.h"
 #include "analysis/classify/tensor_parallel.h"
 #include "analysis/layout/layout_inference.h"
@@ -19,6 +20,64 @@ const char* PairLabelName(PairLabel label) {
   }
   return "unknown";
 }
+
+namespace {
+
+// The label passes after each pair's own (docs/design.md, "Pair classification"): each relabels pairs by
+// what the others say of them. Returns each job's TP degree inside hosts.
+std::vector<int> RefineLabels(const std::vector<PairTransfers>& transfers,
+                              const EndpointContext& ctx, size_t num_endpoints,
+                              int64_t window_end_ns, const AnalysisOptions& options,
+                              AnalysisResults* results) {
+  UnlabelSporadicPairs(&results->pairs, options.pairs.min_step_share);
+  RefinePairs(&results->pairs, num_endpoints);
+  std::vector<int> tp_of_job(results->jobs.size());
+  auto infer_tp = [&] {
+    for (size_t j = 0; j < results->jobs.size(); ++j) {
+      tp_of_job[j] =
+          InferTensorParallel(static_cast<int>(j), results->pairs, ctx, results->jobs[j]);
+      results->jobs[j].layout.tp = tp_of_job[j];
+    }
+  };
+  // Tensor-parallel pairs first: left among the DP pairs they would join TP groups to DP groups
+  // and spoil the steps the next pass measures against (classify/tensor_parallel.h).
+  std::vector<DenserThanPipeline> denser;
+  if (LabelTensorParallelPairs(&results->pairs, transfers, options.tensor_parallel, &denser) > 0)
+    RefinePairs(&results->pairs, num_endpoints);
+  infer_tp();
+  // Two-way pairs again, within the steps of the DP groups found so far (classify/step_order.h).
+  if (RefineByStepOrder(&results->pairs, transfers, ctx, results->job_of, tp_of_job,
+                        window_end_ns, options.timelines.steps, options.step_order,
+                        options.threads) > 0) {
+    RefinePairs(&results->pairs, num_endpoints);
+    infer_tp();
+  }
+  // The TP test again, with density against the GPU's other collectives, now that the step-order
+  // pass has sorted collectives from pipeline pairs: a TP pair whose long records left it no
+  // denser than the pipeline was first taken for a pipeline pair (classify/tensor_parallel.h).
+  TensorParallelOptions after_step_order = options.tensor_parallel;
+  after_step_order.denser_than_collective = true;
+  if (LabelTensorParallelPairs(&results->pairs, transfers, after_step_order, &denser) > 0) {
+    RefinePairs(&results->pairs, num_endpoints);
+    infer_tp();
+  }
+  if (RevertUnwitnessedDenserPairs(&results->pairs, denser) > 0) {
+    RefinePairs(&results->pairs, num_endpoints);
+    infer_tp();
+  }
+  // The labels against the shape of a layout (classify/group_structure.h); a pipeline pair taken
+  // for a collective was a witness of denser-than-pipeline, so that test is made again.
+  const size_t split = SplitTpGroupsAcrossPipelines(&results->pairs, transfers, num_endpoints,
+                                                    options.tensor_parallel.min_count_ratio);
+  if (split + RelabelPipelinePairsWithinStages(&results->pairs, num_endpoints) > 0) {
+    RevertUnwitnessedDenserPairs(&results->pairs, denser);
+    RefinePairs(&results->pairs, num_endpoints);
+    infer_tp();
+  }
+  return tp_of_job;
+}
+
+}  // namespace
 
 AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx,
                         int64_t window_end_ns, const AnalysisOptions& options,
@@ -42,40 +101,8 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   uint64_t pair_transfers = 0;
   for (const PairTransfers& t : transfers) pair_transfers += t.transfers.size();
   timer.Lap("classify_pairs", pair_transfers);
-  UnlabelSporadicPairs(&results.pairs, options.pairs.min_step_share);
-  RefinePairs(&results.pairs, flows.endpoints().size());
-  std::vector<int> tp_of_job(results.jobs.size());
-  auto infer_tp = [&] {
-    for (size_t j = 0; j < results.jobs.size(); ++j) {
-      tp_of_job[j] = InferTensorParallel(static_cast<int>(j), results.pairs, ctx, results.jobs[j]);
-      results.jobs[j].layout.tp = tp_of_job[j];
-    }
-  };
-  // Tensor-parallel pairs first: left among the DP pairs they would join TP groups to DP groups
-  // and spoil the steps the next pass measures against (classify/tensor_parallel.h).
-  std::vector<DenserThanPipeline> denser;
-  if (LabelTensorParallelPairs(&results.pairs, transfers, options.tensor_parallel, &denser) > 0)
-    RefinePairs(&results.pairs, flows.endpoints().size());
-  infer_tp();
-  // Two-way pairs again, within the steps of the DP groups found so far (classify/step_order.h).
-  if (RefineByStepOrder(&results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
-                        options.timelines.steps, options.step_order, options.threads) > 0) {
-    RefinePairs(&results.pairs, flows.endpoints().size());
-    infer_tp();
-  }
-  // The TP test again, with density against the GPU's other collectives, now that the step-order
-  // pass has sorted collectives from pipeline pairs: a TP pair whose long records left it no
-  // denser than the pipeline was first taken for a pipeline pair (classify/tensor_parallel.h).
-  TensorParallelOptions after_step_order = options.tensor_parallel;
-  after_step_order.denser_than_collective = true;
-  if (LabelTensorParallelPairs(&results.pairs, transfers, after_step_order, &denser) > 0) {
-    RefinePairs(&results.pairs, flows.endpoints().size());
-    infer_tp();
-  }
-  if (RevertUnwitnessedDenserPairs(&results.pairs, denser) > 0) {
-    RefinePairs(&results.pairs, flows.endpoints().size());
-    infer_tp();
-  }
+  const std::vector<int> tp_of_job =
+      RefineLabels(transfers, ctx, flows.endpoints().size(), window_end_ns, options, &results);
   const DpGroupSteps groups =
       FindDpGroupSteps(results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
                        options.timelines.tail_guard_steps, options.timelines.steps, options.threads);
