@@ -1,6 +1,7 @@
 #include "analysis/classify/transfers.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/pair_key_map.h"
@@ -35,20 +36,50 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
                                  const TransferOptions& options, int threads) {
   const auto src = flows.src(), dst = flows.dst();
   const auto& eps = flows.endpoints();
+  // The rows between two GPUs of one job, cut into one run per thread. Each run numbers its pairs
+  // in the order of their first row; the runs' pairs are then numbered in run order, so a pair's
+  // number is the order of its first row over all rows, as one pass would give.
+  const size_t runs = size_t(std::max(1, std::min<int>(threads, int(flows.size() / 65536) + 1)));
+  std::vector<size_t> cut(runs + 1);
+  for (size_t k = 0; k <= runs; ++k) cut[k] = flows.size() * k / runs;
+  std::vector<uint32_t> pair_of_row(flows.size(), PairKeyMap::kNone);
+  struct RunPairs {
+    PairKeyMap index;
+    std::vector<flow::RowId> first_row;
+  };
+  std::vector<RunPairs> run_pairs(runs);
+  ParallelFor(runs, threads, [&](size_t k) {
+    RunPairs& rp = run_pairs[k];
+    for (flow::RowId r = flow::RowId(cut[k]); r < cut[k + 1]; ++r) {
+      const int j = job_of[src[r]];
+      if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) continue;
+      const uint32_t p = rp.index.FindOrInsert(PairKey(src[r], dst[r]));
+      if (p == rp.first_row.size()) rp.first_row.push_back(r);
+      pair_of_row[r] = p;
+    }
+  });
   PairKeyMap index;
   std::vector<GpuPair> pairs;
-  std::vector<uint32_t> pair_of_row(flows.size(), PairKeyMap::kNone);
-  for (flow::RowId r = 0; r < flows.size(); ++r) {
-    const int j = job_of[src[r]];
-    if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) continue;
-    const uint32_t p = index.FindOrInsert(PairKey(src[r], dst[r]));
-    if (p == pairs.size()) {
-      EndpointId a = src[r], b = dst[r];
-      if (eps.Addr(b) < eps.Addr(a)) std::swap(a, b);  // a is the pair's lower address
-      pairs.push_back({a, b, j});
+  std::vector<std::vector<uint32_t>> pair_of_run_pair(runs);
+  for (size_t k = 0; k < runs; ++k) {
+    for (flow::RowId r : run_pairs[k].first_row) {
+      const uint32_t p = index.FindOrInsert(PairKey(src[r], dst[r]));
+      if (p == pairs.size()) {
+        EndpointId a = src[r], b = dst[r];
+        if (eps.Addr(b) < eps.Addr(a)) std::swap(a, b);  // a is the pair's lower address
+        pairs.push_back({a, b, job_of[src[r]]});
+      }
+      pair_of_run_pair[k].push_back(p);
     }
-    pair_of_row[r] = p;
+    run_pairs[k] = RunPairs();
   }
+  // The first run's pairs were numbered first: already right.
+  ParallelFor(runs - 1, threads, [&](size_t k) {
+    const std::vector<uint32_t>& to = pair_of_run_pair[k + 1];
+    for (size_t r = cut[k + 1]; r < cut[k + 2]; ++r)
+      if (pair_of_row[r] != PairKeyMap::kNone) pair_of_row[r] = to[pair_of_row[r]];
+  });
+  std::vector<std::vector<uint32_t>>().swap(pair_of_run_pair);
   std::vector<TransferBuilder> builders(pairs.size());
   // While every pair's builder fits the cache, one pass over the rows in time order feeds them
   // (the columns are read sequentially), looking each row's pair up again in the small pair map:
@@ -71,16 +102,25 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
       if (p != PairKeyMap::kNone) builders[p].Add(flows, r, src[r] == pairs[p].a, options);
     }
   } else {
+    // A counting sort of the rows by pair, each run counting and placing its own rows: a run's
+    // rows of a pair go after the earlier runs' rows of that pair, so each list is in row order.
+    std::vector<std::vector<size_t>> fill(runs, std::vector<size_t>(pairs.size(), 0));
+    ParallelFor(runs, threads, [&](size_t k) {
+      for (size_t r = cut[k]; r < cut[k + 1]; ++r)
+        if (pair_of_row[r] != PairKeyMap::kNone) ++fill[k][pair_of_row[r]];
+    });
     std::vector<size_t> first(pairs.size() + 1, 0);
-    for (uint32_t p : pair_of_row)
-      if (p != PairKeyMap::kNone) ++first[p + 1];
-    for (size_t p = 0; p < pairs.size(); ++p) first[p + 1] += first[p];
-    std::vector<flow::RowId> rows(first.back());
-    {
-      std::vector<size_t> fill(first.begin(), first.end() - 1);
-      for (flow::RowId r = 0; r < flows.size(); ++r)
-        if (pair_of_row[r] != PairKeyMap::kNone) rows[fill[pair_of_row[r]]++] = r;
+    for (size_t p = 0; p < pairs.size(); ++p) {
+      size_t at = first[p];
+      for (size_t k = 0; k < runs; ++k) at += std::exchange(fill[k][p], at);
+      first[p + 1] = at;
     }
+    std::vector<flow::RowId> rows(first.back());
+    ParallelFor(runs, threads, [&](size_t k) {
+      for (flow::RowId r = flow::RowId(cut[k]); r < cut[k + 1]; ++r)
+        if (pair_of_row[r] != PairKeyMap::kNone) rows[fill[k][pair_of_row[r]]++] = r;
+    });
+    std::vector<std::vector<size_t>>().swap(fill);
     std::vector<uint32_t>().swap(pair_of_row);
     ParallelFor(pairs.size(), threads, [&](size_t p) {
       for (size_t k = first[p]; k < first[p + 1]; ++k)

@@ -31,9 +31,9 @@ bool SameTransfers(const PairsTransfers& x, const PairsTransfers& y) {
 
 // 40 GPUs all talking to all (780 pairs), each pair with messages on two QPs both ways, a small
 // control write, and a flow an exporter cut in two on one QP.
-flow::FlowTable AllToAll() {
+flow::FlowTable AllToAll(int steps = 3) {
   flow::FlowTable t;
-  for (int step = 0; step < 3; ++step) {
+  for (int step = 0; step < steps; ++step) {
     for (int i = 0; i < 40; ++i) {
       for (int j = 0; j < 40; ++j) {
         if (i == j) continue;
@@ -69,6 +69,25 @@ TEST(BuildAllTransfers, ListingRowsPerPairGivesTheSameTransfersAsOnePass) {
   EXPECT_EQ(x.transfers[0].transfers.size(), 3u * 2 * 2);
   EXPECT_EQ(x.transfers[0].control_records, 3u * 2);
   EXPECT_EQ(x.transfers[0].transfers[0].records, 2u);
+}
+
+// From 65,536 rows on, the pairs are found on the threads, each over its own run of rows, and
+// numbered again in the order of their first row: the same transfers by either route.
+TEST(BuildAllTransfers, RowsSplitOverThreadsGiveTheSameTransfers) {
+  const flow::FlowTable t = AllToAll(/*steps=*/28);
+  ASSERT_GE(t.size(), 3u * 65536);
+  const std::vector<int> job_of(t.endpoints().size(), 0);
+  TransferOptions one_pass;
+  TransferOptions listed;
+  listed.single_pass_max_pairs = 0;
+  const PairsTransfers x = BuildAllTransfers(t, job_of, one_pass);
+  ASSERT_EQ(x.pairs.size(), 40u * 39 / 2);
+  EXPECT_EQ(x.transfers[0].transfers.size(), 28u * 2 * 2);
+  for (int threads : {2, 3, 4}) {
+    SCOPED_TRACE(threads);
+    EXPECT_TRUE(SameTransfers(x, BuildAllTransfers(t, job_of, one_pass, threads)));
+    EXPECT_TRUE(SameTransfers(x, BuildAllTransfers(t, job_of, listed, threads)));
+  }
 }
 
 TEST(BuildAllTransfers, PairsOfOtherJobsAndSelfTrafficAreLeftOut) {
