@@ -39,10 +39,10 @@ namespace {
 
 // Gathers each column into `order`. The columns share one buffer: the storage a column leaves
 // receives the next one, so only the first costs fresh pages (page faults were a large part of
-// the sort's time).
+// the sort's time), none when `buffer` comes with pages already touched.
 template <typename T>
-void Permute(std::initializer_list<std::vector<T>*> columns, const std::vector<RowId>& rows) {
-  std::vector<T> buffer;
+void Permute(std::initializer_list<std::vector<T>*> columns, const std::vector<RowId>& rows,
+             std::vector<T> buffer = {}) {
   for (std::vector<T>* column : columns) {
     buffer.resize(column->size());
     for (size_t i = 0; i < rows.size(); ++i) buffer[i] = (*column)[rows[i]];
@@ -102,10 +102,10 @@ void FlowTable::SortByStart(int threads) {
                      [&](uint64_t a, uint64_t b) { return start_ns_[a] < start_ns_[b]; });
   }
   // Only the row numbers are needed now: 4 bytes per row instead of the 8 of the keys while the
-  // columns are moved (each move holds a second copy of one column: the sort's memory peak).
+  // columns are moved (each move holds a second copy of one column: the sort's memory peak); the
+  // keys' storage is the first move's buffer (one thread) or freed (two).
   std::vector<RowId> rows(n);
   for (size_t i = 0; i < n; ++i) rows[i] = static_cast<RowId>(order[i] & row_mask);
-  std::vector<uint64_t>().swap(order);
   // The gathers miss the cache on nearly every row and the columns are independent: with two
   // threads each takes about half of the misses (one more buffer in flight meanwhile). The
   // helper moves its 4-byte columns first, so while both run one 8-byte and one 4-byte buffer
@@ -117,12 +117,16 @@ void FlowTable::SortByStart(int threads) {
     Permute({&bytes_}, rows);
   };
   if (threads > 1 && n >= (size_t{1} << 16)) {
+    std::vector<uint64_t>().swap(order);
     std::thread helper(second_half);
     first_half();
     helper.join();
   } else {
+    // One thread: the 8-byte column of the same type as the keys moves first, into the keys'
+    // pages (already touched: no fresh ones, as many bytes in flight as the other columns).
+    Permute({&bytes_}, rows, std::move(order));
     first_half();
-    second_half();
+    Permute({&src_, &dst_, &qp_, &point_, &sampling_rate_}, rows);
   }
   OrderEqualStarts();
 }
