@@ -278,9 +278,10 @@ void ShareOneMallocArena(int threads) {
 #endif
 }
 
-// Counters mode when --prometheus is given or the first input is a port counters CSV.
+// Counters mode when --prometheus or --sflow-counters is given or the first input is a port
+// counters CSV.
 bool WantsCounters(const AnalyzeArgs& args) {
-  if (!args.counters.prometheus.empty()) return true;
+  if (!args.counters.prometheus.empty() || args.counters.sflow) return true;
   if (args.inputs.empty()) return false;
   auto kind = prism::io::SniffInputKind(args.inputs[0]);
   return kind && *kind == prism::io::InputKind::kPortCountersCsv;

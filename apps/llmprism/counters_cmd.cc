@@ -1,7 +1,8 @@
 // File: apps/llmprism/counters_cmd.cc
 // `llmprism analyze COUNTERS.csv[.zst]... --topology PORTS.csv` and
-// `llmprism analyze --prometheus URL --prom-start T --prom-end T --topology PORTS.csv`: diagnosis
-// from switch port byte counters (counters/), same report schema and summary as flow analysis.
+// `llmprism analyze --prometheus URL --prom-start T --prom-end T --topology PORTS.csv` and
+// `llmprism analyze --sflow-counters SFLOW.pcap... --topology PORTS.csv`: diagnosis from switch
+// port byte counters (counters/), same report schema and summary as flow analysis.
 #include "counters_cmd.h"
 
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "counters/counters_analysis.h"
 #include "counters/port_counters.h"
 #include "counters/prometheus_source.h"
+#include "counters/sflow_counters.h"
 #include "output/counters_report.h"
 #include "output/html_report.h"
 #include "output/report_json.h"
@@ -27,6 +29,10 @@ void AddCountersOptions(CLI::App* cmd, CountersCliArgs* a) {
   cmd->add_option("--counter-kind", a->counter_kind,
                   "Counters mode: values are delta, cumulative or auto (detected)")
       ->capture_default_str();
+  cmd->add_flag("--sflow-counters", a->sflow,
+               "Counters mode on the inputs' sFlow counter samples (pcap/pcapng of sFlow v5 "
+               "datagrams): each agent's ifIndex is a port, named AGENT_ADDRESS,IFINDEX in the "
+               "port topology");
   cmd->add_option("--bin", a->bin_s, "Counters mode: resampling bin in seconds (0: refresh / 4)");
   cmd->add_option("--refresh", a->refresh_s,
                   "Counters mode: the switch's counter refresh period in seconds (0: measured)");
@@ -92,17 +98,18 @@ prism::StatusOr<prism::counters::CountersData> ReadFromPrometheus(
   return std::move(*d);
 }
 
-// Polls of the port counters from CSV files, each named as a source; several files are merged
-// (as the deltas they have become once read).
+// Polls of the port counters from CSV files (or sFlow captures with --sflow-counters), each named
+// as a source; several files are merged (as the deltas they have become once read).
 prism::StatusOr<prism::counters::CountersData> ReadCounterFiles(
     const CountersCliArgs& args, prism::counters::CounterKind kind, prism::Stats* stats,
     std::vector<prism::output::CountersSource>* sources) {
   prism::counters::CountersData data;
   prism::counters::CountersBuilder merged(prism::counters::CounterKind::kDelta, nullptr);
   for (const std::string& path : args.inputs) {
-    auto d = prism::counters::ReadCountersCsv(path, kind, stats);
+    auto d = args.sflow ? prism::counters::ReadSflowCounters(path, stats)
+                        : prism::counters::ReadCountersCsv(path, kind, stats);
     if (!d) return std::unexpected(d.error());
-    sources->push_back({path, "counters-csv", d->rows});
+    sources->push_back({path, args.sflow ? "sflow-counters" : "counters-csv", d->rows});
     if (args.inputs.size() == 1) {
       data = std::move(*d);
     } else {  // several files: merge the (already delta) polls
@@ -151,6 +158,14 @@ int RunCountersAnalyze(const CountersCliArgs& args) {
     topo = std::move(*t);
   }
   std::vector<prism::output::CountersSource> sources;
+  if (args.sflow && !args.prometheus.empty()) {
+    return fail({prism::ErrorCode::kInvalidArgument,
+                 "give either --sflow-counters captures or --prometheus, not both"});
+  }
+  if (args.sflow && args.inputs.empty()) {
+    return fail({prism::ErrorCode::kInvalidArgument,
+                 "--sflow-counters: no input given (pcap/pcapng captures of sFlow datagrams)"});
+  }
   auto read = !args.prometheus.empty() ? ReadFromPrometheus(args, *kind, &stats, &sources)
                                        : ReadCounterFiles(args, *kind, &stats, &sources);
   if (!read) return fail(read.error());

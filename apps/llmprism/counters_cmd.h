@@ -1,6 +1,7 @@
 // File: apps/llmprism/counters_cmd.h
 // The counters path of `llmprism analyze` (docs/counters.md): taken when the inputs are port
-// counters CSVs (detected by header) or --prometheus is given. analyze_cmd.cc registers the
+// counters CSVs (detected by header), --prometheus is given, or --sflow-counters (the inputs are
+// captures of sFlow datagrams whose counter samples are read). analyze_cmd.cc registers the
 // options (AddCountersOptions) and dispatches (RunCountersAnalyze).
 #pragma once
 
@@ -16,6 +17,7 @@ struct CountersCliArgs {
   std::string html;  // --html page (output/html_report.h)
   double k = 3;
   std::string counter_kind = "auto";
+  bool sflow = false;  // --sflow-counters: inputs are sFlow captures (counters/sflow_counters.h)
   double bin_s = 0, refresh_s = 0, max_gap_s = 5;
   double gpus_per_server = 8, warn_gpu_s = 600, critical_gpu_s = 3600;
   std::string prometheus;

@@ -2,7 +2,9 @@
 // `llmprism simulate --scenario NAME --out DIR [--seed N]` runs a named scenario of the cluster
 // simulator (src/sim) and writes DIR/flows.ipfix, DIR/flows.csv (small scenarios only,
 // SimConfig::write_csv), DIR/topology.csv and DIR/truth.json, and with `--emit pcap` DIR/flows.pcap
-// (sim/packet_emitter.h), with `--emit sflow --sampling N` DIR/sflow.pcap (sim/sflow_emitter.h).
+// (sim/packet_emitter.h), with `--emit sflow --sampling N` DIR/sflow.pcap (sim/sflow_emitter.h:
+// flow samples, and counter samples of the GPU NICs' leaf ports polled as --poll, --refresh and
+// --poll-jitter say) and DIR/topology_sflow_ports.csv (those ports as AGENT,IFINDEX -> server).
 // Records stream from the simulator
 // to the file writers through one tee sink: nothing is buffered beyond the writers' own buffers.
 // `llmprism simulate --list` prints the scenarios. Exit code 0 ok, 2 bad arguments or I/O error.
@@ -12,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -22,6 +25,7 @@
 #include "core/name_table.h"
 #include "core/status.h"
 #include "counters/port_counters.h"
+#include "counters/sflow_counters.h"
 #include "io/flow_csv.h"
 #include "io/ipfix_file.h"
 #include "io/topology_csv.h"
@@ -134,14 +138,19 @@ prism::Status WriteTopology(const prism::sim::Cluster& cluster, const fs::path& 
 
 // Counters mode: DIR/counters.csv, the GPU NICs' ports polled as --poll, --refresh and
 // --poll-jitter say, and DIR/topology_ports.csv.
-prism::Status WritePortCounters(const prism::sim::PortCounterSink& port_counters,
-                                const SimulateArgs& args, const fs::path& dir,
-                                std::vector<fs::path>* written) {
+prism::sim::PollOptions PollOptionsOf(const SimulateArgs& args) {
   prism::sim::PollOptions po;
   po.poll_s = args.poll_s;
   po.refresh_s = args.refresh_s;
   po.poll_jitter = args.poll_jitter;
   po.seed = args.seed;
+  return po;
+}
+
+prism::Status WritePortCounters(const prism::sim::PortCounterSink& port_counters,
+                                const SimulateArgs& args, const fs::path& dir,
+                                std::vector<fs::path>* written) {
+  const prism::sim::PollOptions po = PollOptionsOf(args);
   const fs::path counters_path = dir / "counters.csv";
   const fs::path ports_path = dir / "topology_ports.csv";
   PRISM_ASSIGN_OR_RETURN(auto counters_out, OpenOut(counters_path));
@@ -153,6 +162,37 @@ prism::Status WritePortCounters(const prism::sim::PortCounterSink& port_counters
       prism::counters::WritePortTopologyCsv(port_counters.Topology(), ports_out.get()));
   PRISM_RETURN_IF_ERROR(CloseOut(ports_out.get(), ports_path));
   written->push_back(counters_path);
+  written->push_back(ports_path);
+  return prism::OkStatus();
+}
+
+// sFlow counter samples: the same polls as --emit counters, each GPU NIC's leaf port exported by
+// the leaf's agent as interface host + 1; DIR/topology_sflow_ports.csv names those ports as
+// `analyze --sflow-counters` does (agent address, ifIndex).
+prism::Status AddSflowCounters(const prism::sim::PortCounterSink& port_counters,
+                               const prism::sim::Cluster& cluster, prism::PointTable* points,
+                               const SimulateArgs& args, const fs::path& dir,
+                               prism::sim::SflowEmitter* sflow, std::vector<fs::path>* written) {
+  auto port_of = [&](int endpoint) {
+    const prism::PointId leaf = points->Intern(cluster.SwitchName(cluster.LeafOf(endpoint)));
+    return std::make_pair(leaf, static_cast<uint32_t>(cluster.HostOf(endpoint) + 1));
+  };
+  port_counters.PollCumulative(
+      PollOptionsOf(args), [&](int e, int64_t ts_ns, uint64_t in_bytes, uint64_t out_bytes) {
+        const auto [leaf, if_index] = port_of(e);
+        sflow->AddCounterPoll({.point = leaf, .if_index = if_index, .ts_ns = ts_ns,
+                               .in_octets = in_bytes, .out_octets = out_bytes});
+      });
+  const fs::path ports_path = dir / "topology_sflow_ports.csv";
+  PRISM_ASSIGN_OR_RETURN(auto ports_out, OpenOut(ports_path));
+  PRISM_RETURN_IF_ERROR(prism::counters::WritePortTopologyCsv(
+      port_counters.Topology([&](int e) {
+        const auto [leaf, if_index] = port_of(e);
+        return std::make_pair(prism::sim::SflowEmitter::AgentAddress(leaf).ToString(),
+                              prism::counters::SflowPortName(if_index));
+      }),
+      ports_out.get()));
+  PRISM_RETURN_IF_ERROR(CloseOut(ports_out.get(), ports_path));
   written->push_back(ports_path);
   return prism::OkStatus();
 }
@@ -196,7 +236,7 @@ prism::Status RunSimulate(const SimulateArgs& args) {
   if (emit.flows) sinks.push_back(&ipfix);
   // Counters mode: per-port byte counters of every GPU NIC, polled after the run.
   std::unique_ptr<prism::sim::PortCounterSink> port_counters;
-  if (emit.counters) {
+  if (emit.counters || emit.sflow) {
     port_counters = std::make_unique<prism::sim::PortCounterSink>(
         &cluster, config.start_ns,
         config.start_ns + static_cast<int64_t>(config.duration_s * 1e9));
@@ -229,7 +269,7 @@ prism::Status RunSimulate(const SimulateArgs& args) {
   } else {
     fs::remove(ipfix_path, ec);
   }
-  if (port_counters != nullptr) {
+  if (emit.counters) {
     PRISM_RETURN_IF_ERROR(WritePortCounters(*port_counters, args, dir, &written));
   }
   if (csv != nullptr) {
@@ -244,6 +284,8 @@ prism::Status RunSimulate(const SimulateArgs& args) {
     written.push_back(pcap_path);
   }
   if (emit.sflow) {
+    PRISM_RETURN_IF_ERROR(
+        AddSflowCounters(*port_counters, cluster, &points, args, dir, &sflow, &written));
     const fs::path sflow_path = dir / "sflow.pcap";
     PRISM_RETURN_IF_ERROR(sflow.Write(sflow_path.string()));
     written.push_back(sflow_path);
@@ -304,14 +346,17 @@ void RegisterSimulateCommand(CLI::App& app, int* exit_code) {
                   "topology_ports.csv) or both; 'pcap' adds DIR/flows.pcap to the flows: every "
                   "record as a RoCEv2 RDMA WRITE segmented at 4096 bytes (small scenarios only, "
                   "e.g. pcap-tiny); 'sflow' adds DIR/sflow.pcap: the sFlow v5 datagrams the "
-                  "switches' agents would export, sampling 1 in --sampling packets. "
+                  "switches' agents would export, sampling 1 in --sampling packets, with counter "
+                  "samples of the GPU ports polled as --poll/--refresh say "
+                  "(topology_sflow_ports.csv maps them). "
                   "Comma-separated: --emit flows,counters,pcap")
       ->capture_default_str();
   cmd->add_option("--sampling", args->sampling,
                   "With --emit sflow: sample 1 in N packets (random skip, mean N)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1'000'000u));
-  cmd->add_option("--poll", args->poll_s, "Counters: poll interval in seconds")
+  cmd->add_option("--poll", args->poll_s,
+                  "Counters and sFlow counter samples: poll interval in seconds")
       ->capture_default_str()
       ->check(cli_checks::kPositive);
   cmd->add_option("--refresh", args->refresh_s,

@@ -46,8 +46,9 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(sflow_header_unsupported, kDataLoss, "sFlow packet headers skipped: header protocol other than Ethernet, IPv4, IPv6") \
   F(sflow_other_records,     kInfo,     "sFlow flow records other than the raw packet header (extended switch/router data): not needed") \
   F(sflow_other_samples,     kInfo,     "sFlow samples of enterprise or format llmprism does not read") \
-  F(sflow_counter_samples,   kInfo,     "sFlow counter samples decoded (not used by the analysis yet)") \
-  F(sflow_interface_counters, kInfo,    "sFlow generic interface counter records decoded (not used by the analysis yet)") \
+  F(sflow_counter_samples,   kInfo,     "sFlow counter samples decoded (their interface counters feed analyze --sflow-counters)") \
+  F(sflow_interface_counters, kInfo,    "sFlow generic interface counter records decoded: port polls for analyze --sflow-counters") \
+  F(sflow_other_counter_records, kInfo, "sFlow counter records other than generic interface counters (Ethernet, processor, ...): not needed") \
   F(sflow_samples_lost,      kDataLoss, "sFlow flow samples the agents sent that never arrived (gaps in sample sequence numbers)") \
   F(sflow_samples_dropped,   kDataLoss, "sFlow flow samples the agents dropped for lack of resources (growth of the drops field)") \
   F(sflow_datagrams_lost,    kInfo,     "sFlow datagrams that never arrived (gaps in datagram sequence numbers; their flow samples are in sflow_samples_lost)") \

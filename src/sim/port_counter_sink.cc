@@ -58,10 +58,18 @@ void PortCounterSink::OnRecord(const FlowRecord& r) {
 }
 
 CountersData PortCounterSink::Poll(const PollOptions& o) const {
+  CountersBuilder builder(CounterKind::kCumulative, nullptr);
+  PollCumulative(o, [&](int e, int64_t ts_ns, uint64_t in_bytes, uint64_t out_bytes) {
+    builder.Add(cluster_->SwitchName(cluster_->LeafOf(e)), PortName(e), ts_ns / 1'000'000,
+                in_bytes, out_bytes);
+  });
+  return builder.Finish();
+}
+
+void PortCounterSink::PollCumulative(const PollOptions& o, const PollCallback& on_poll) const {
   std::mt19937_64 rng(o.seed * 0x9E3779B97F4A7C15ull + 17);
   std::normal_distribution<double> jitter(0, o.poll_jitter);
   std::uniform_real_distribution<double> unit(0, 1);
-  CountersBuilder builder(CounterKind::kCumulative, nullptr);
   const double poll_ns = o.poll_s * 1e9, refresh_ns = o.refresh_s * 1e9;
   for (int e = 0; e < cluster_->num_gpus(); ++e) {
     if (in_[e].empty() && out_[e].empty()) continue;
@@ -78,8 +86,6 @@ CountersData PortCounterSink::Poll(const PollOptions& o) const {
       return p[k] + (p[k + 1] - p[k]) * (x - static_cast<double>(k));
     };
     const double phase = refresh_ns > 0 ? unit(rng) * refresh_ns : 0;
-    const std::string sw = cluster_->SwitchName(cluster_->LeafOf(e));
-    const std::string port = PortName(e);
     const double span = static_cast<double>(end_ns_ - start_ns_);
     for (double t = unit(rng) * poll_ns; t < span;
          t += std::max(0.2, 1 + jitter(rng)) * poll_ns) {
@@ -89,18 +95,23 @@ CountersData PortCounterSink::Poll(const PollOptions& o) const {
         if (t < phase) continue;
         tr = phase + std::floor((t - phase) / refresh_ns) * refresh_ns;
       }
-      const int64_t ts_ms = (start_ns_ + static_cast<int64_t>(t)) / 1'000'000;
-      builder.Add(sw, port, ts_ms, static_cast<uint64_t>(std::llround(at(pin, tr))),
-                  static_cast<uint64_t>(std::llround(at(pout, tr))));
+      on_poll(e, start_ns_ + static_cast<int64_t>(t),
+              static_cast<uint64_t>(std::llround(at(pin, tr))),
+              static_cast<uint64_t>(std::llround(at(pout, tr))));
     }
   }
-  return builder.Finish();
 }
 
 PortTopology PortCounterSink::Topology() const {
+  return Topology([&](int e) {
+    return std::make_pair(cluster_->SwitchName(cluster_->LeafOf(e)), PortName(e));
+  });
+}
+
+PortTopology PortCounterSink::Topology(const PortNamer& port_of) const {
   PortTopology topo;
   for (int e = 0; e < cluster_->num_gpus(); ++e) {
-    topo[{cluster_->SwitchName(cluster_->LeafOf(e)), PortName(e)}] =
+    topo[port_of(e)] =
         PortNic{cluster_->HostName(cluster_->HostOf(e)), cluster_->Ip(e).ToString(), NicName(e)};
   }
   return topo;

@@ -9,7 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/flow_record.h"
@@ -33,8 +36,18 @@ class PortCounterSink : public FlowSink {
   void OnRecord(const FlowRecord& r) override;
 
   counters::CountersData Poll(const PollOptions& options) const;
+  // The same polls as Poll() (same times and values for the same options), as the cumulative
+  // counters a collector reads: `on_poll(endpoint, ts_ns, in_bytes, out_bytes)` per poll, port by
+  // port in endpoint order, each port's polls in time order. The sFlow output exports these as
+  // counter samples (sim/sflow_emitter.h).
+  using PollCallback = std::function<void(int endpoint, int64_t ts_ns, uint64_t in_bytes,
+                                          uint64_t out_bytes)>;
+  void PollCumulative(const PollOptions& options, const PollCallback& on_poll) const;
   // switch,port -> host, NIC address, NIC name for every GPU NIC.
   counters::PortTopology Topology() const;
+  // The same with the ports named by `port_of(endpoint)` = (switch, port).
+  using PortNamer = std::function<std::pair<std::string, std::string>(int endpoint)>;
+  counters::PortTopology Topology(const PortNamer& port_of) const;
   uint64_t bytes() const { return bytes_; }
 
  private:

@@ -3,6 +3,8 @@
 #include <pcap/pcap.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -93,7 +95,102 @@ std::vector<uint8_t> RoceFrame(const FlowRecord& r, uint64_t i, uint64_t n, uint
   return b.v;
 }
 
+// An export datagram as the collector's capture holds it: Ethernet, IPv4 from the agent to the
+// collector (172.31.255.254), UDP 6343 -> 6343.
+std::vector<uint8_t> ExportFrame(const IpAddr& agent, const std::vector<uint8_t>& datagram) {
+  Bytes f;
+  for (uint8_t m : {2, 0, 0x5e, 0, 0, 0xFE, 2, 0, 0x5e, 0, 0, 0xFD}) f.U8(m);
+  f.U16(0x0800);
+  const uint32_t udp_bytes = 8 + static_cast<uint32_t>(datagram.size());
+  f.U8(0x45), f.U8(0), f.U16(20 + udp_bytes), f.U16(0), f.U16(0x4000), f.U8(64), f.U8(17);
+  f.U16(0);
+  f.Addr(agent);
+  f.U32(0xAC1FFFFEu);  // 172.31.255.254: the collector
+  f.U16(ingest::kSflowDefaultPort), f.U16(ingest::kSflowDefaultPort), f.U16(udp_bytes);
+  f.U16(0);
+  f.v.insert(f.v.end(), datagram.begin(), datagram.end());
+  return std::move(f.v);
+}
+
+void DumpFrame(pcap_dumper_t* dump, int64_t at_ns, const std::vector<uint8_t>& frame) {
+  pcap_pkthdr hdr{};
+  hdr.ts.tv_sec = at_ns / 1'000'000'000;
+  hdr.ts.tv_usec = at_ns % 1'000'000'000;  // ns: the dumper was opened at ns precision
+  hdr.caplen = hdr.len = static_cast<uint32_t>(frame.size());
+  pcap_dump(reinterpret_cast<u_char*>(dump), &hdr, frame.data());
+}
+
+// The agent's uptime when it sends a datagram whose last sample is at `last_ns`: it booted 1 s
+// before the first sample or poll of the run (`t0_ns`).
+uint32_t UptimeMs(int64_t last_ns, int64_t t0_ns) {
+  return static_cast<uint32_t>((last_ns - t0_ns) / 1'000'000 + 1000);
+}
+
+struct Frame {
+  int64_t at_ns;
+  std::vector<uint8_t> bytes;
+};
+
+// The counter samples of `polls`, packed per agent (sub-agent 1) into datagrams of at most 8
+// samples sent 1 ms after their first (or when full), as frames in time order.
+std::vector<Frame> CounterFrames(std::vector<SflowCounterPoll> polls, int64_t t0_ns,
+                                 uint64_t if_speed_bps) {
+  std::stable_sort(polls.begin(), polls.end(), [](const SflowCounterPoll& x,
+                                                  const SflowCounterPoll& y) {
+    return x.ts_ns < y.ts_ns;
+  });
+  struct Agent {
+    std::unique_ptr<ingest::SflowDatagramWriter> writer;
+    int64_t first_ns = 0, last_ns = 0;
+    uint32_t datagram_seq = 0;
+    std::unordered_map<uint32_t, uint32_t> sample_seq;  // per ifIndex
+    IpAddr address;
+  };
+  std::map<PointId, Agent> agents;
+  std::vector<Frame> frames;
+  auto send = [&](Agent& a, int64_t at_ns) {
+    frames.push_back(
+        {at_ns, ExportFrame(a.address, a.writer->Finish(++a.datagram_seq,
+                                                        UptimeMs(a.last_ns, t0_ns)))});
+  };
+  for (const SflowCounterPoll& p : polls) {
+    Agent& a = agents[p.point];
+    if (!a.writer) {
+      a.address = SflowEmitter::AgentAddress(p.point);
+      a.writer = std::make_unique<ingest::SflowDatagramWriter>(a.address, 1);
+    }
+    if (a.writer->samples() > 0 && p.ts_ns > a.first_ns + kMaxDatagramAgeNs) {
+      send(a, a.first_ns + kMaxDatagramAgeNs);
+    }
+    if (a.writer->samples() == 0) a.first_ns = p.ts_ns;
+    ingest::SflowInterfaceCounters c;
+    c.if_index = p.if_index;
+    c.if_type = 6;  // ethernetCsmacd
+    c.if_speed = if_speed_bps;
+    c.if_direction = 1;  // full duplex
+    c.if_status = 3;     // admin and operationally up
+    c.in_octets = p.in_octets;
+    c.out_octets = p.out_octets;
+    // 32-bit packet counters (wrapping as they do), of full-MTU RoCE packets.
+    c.in_ucast_pkts = static_cast<uint32_t>(p.in_octets / (kMtuPayloadBytes + 62));
+    c.out_ucast_pkts = static_cast<uint32_t>(p.out_octets / (kMtuPayloadBytes + 62));
+    a.writer->AddCounterSample(++a.sample_seq[p.if_index], p.if_index, c);
+    a.last_ns = p.ts_ns;
+    if (a.writer->samples() >= kSamplesPerDatagram) send(a, a.last_ns);
+  }
+  for (auto& [point, a] : agents) {
+    if (a.writer->samples() > 0) send(a, a.first_ns + kMaxDatagramAgeNs);
+  }
+  std::stable_sort(frames.begin(), frames.end(),
+                   [](const Frame& x, const Frame& y) { return x.at_ns < y.at_ns; });
+  return frames;
+}
+
 }  // namespace
+
+IpAddr SflowEmitter::AgentAddress(PointId point) {
+  return IpAddr::FromV4(0xAC100000u | ((point == kNoPoint ? 0 : point) & 0xFFFF));
+}
 
 Status SflowEmitter::Write(const std::string& path) const {
   const uint32_t n_rate = options_.sampling_rate;
@@ -154,26 +251,24 @@ Status SflowEmitter::Write(const std::string& path) const {
     IpAddr address;
   };
   std::unordered_map<PointId, Open> open;
-  const int64_t t0 = samples.empty() ? 0 : samples.front().ts_ns;
+  int64_t t0 = samples.empty() ? INT64_MAX : samples.front().ts_ns;
+  for (const SflowCounterPoll& p : polls_) t0 = std::min(t0, p.ts_ns);
+  if (t0 == INT64_MAX) t0 = 0;
+  // Counter datagrams go out between the flow datagrams, in time order.
+  const std::vector<Frame> counter_frames = CounterFrames(polls_, t0, options_.if_speed_bps);
+  size_t next_counter_frame = 0;
+  auto dump_counters_until = [&](int64_t at_ns) {
+    for (; next_counter_frame < counter_frames.size() &&
+           counter_frames[next_counter_frame].at_ns <= at_ns;
+         ++next_counter_frame) {
+      DumpFrame(dump.get(), counter_frames[next_counter_frame].at_ns,
+                counter_frames[next_counter_frame].bytes);
+    }
+  };
   auto send = [&](Open& o, int64_t at_ns) {
-    const uint32_t uptime_ms = static_cast<uint32_t>((o.last_ns - t0) / 1'000'000 + 1000);
-    const std::vector<uint8_t> d = o.writer->Finish(++o.datagram_seq, uptime_ms);
-    Bytes f;
-    for (uint8_t m : {2, 0, 0x5e, 0, 0, 0xFE, 2, 0, 0x5e, 0, 0, 0xFD}) f.U8(m);
-    f.U16(0x0800);
-    const uint32_t udp_bytes = 8 + static_cast<uint32_t>(d.size());
-    f.U8(0x45), f.U8(0), f.U16(20 + udp_bytes), f.U16(0), f.U16(0x4000), f.U8(64), f.U8(17);
-    f.U16(0);
-    f.Addr(o.address);
-    f.U32(0xAC1FFFFEu);  // 172.31.255.254: the collector
-    f.U16(ingest::kSflowDefaultPort), f.U16(ingest::kSflowDefaultPort), f.U16(udp_bytes);
-    f.U16(0);
-    f.v.insert(f.v.end(), d.begin(), d.end());
-    pcap_pkthdr hdr{};
-    hdr.ts.tv_sec = at_ns / 1'000'000'000;
-    hdr.ts.tv_usec = at_ns % 1'000'000'000;  // ns: the dumper was opened at ns precision
-    hdr.caplen = hdr.len = static_cast<uint32_t>(f.v.size());
-    pcap_dump(reinterpret_cast<u_char*>(dump.get()), &hdr, f.v.data());
+    const std::vector<uint8_t> d = o.writer->Finish(++o.datagram_seq, UptimeMs(o.last_ns, t0));
+    dump_counters_until(at_ns);
+    DumpFrame(dump.get(), at_ns, ExportFrame(o.address, d));
   };
   // Datagrams go out when full (at their last sample) or 1 ms after their first sample: checked
   // at every sample, so they are written in time order.
@@ -191,8 +286,7 @@ Status SflowEmitter::Write(const std::string& path) const {
     const FlowRecord& r = records_[s.record];
     Open& o = open[r.point];
     if (!o.writer) {
-      const uint32_t point = r.point == kNoPoint ? 0 : r.point;
-      o.address = IpAddr::FromV4(0xAC100000u | (point & 0xFFFF));
+      o.address = AgentAddress(r.point);
       o.writer = std::make_unique<ingest::SflowDatagramWriter>(o.address, 0);
     }
     if (o.writer->samples() == 0) {
@@ -213,6 +307,7 @@ Status SflowEmitter::Write(const std::string& path) const {
   std::sort(waiting.begin(), waiting.end(),
             [](Open* a, Open* b) { return a->first_ns < b->first_ns; });
   for (Open* o : waiting) send(*o, o->first_ns + kMaxDatagramAgeNs);
+  dump_counters_until(INT64_MAX);
   if (pcap_dump_flush(dump.get()) != 0) {
     return MakeError(ErrorCode::kDataLoss, "{}: write failed", path);
   }

@@ -36,6 +36,7 @@ StatusOr<uint64_t> ReadPcap(pcap_t* pcap, const std::string& name, const PcapRea
   ExportDecoder export_decoder(name, sink, points, st);
   // sFlow samples are packets: they share the capture's flow builder (their point is the agent).
   SflowDecoder sflow_decoder(name, &builder, points, st);
+  if (options.sflow_counters) sflow_decoder.SetCounterObserver(options.sflow_counters);
   uint64_t packets = 0;
   pcap_pkthdr* hdr = nullptr;
   const u_char* data = nullptr;
@@ -76,7 +77,7 @@ StatusOr<uint64_t> ReadPcap(pcap_t* pcap, const std::string& name, const PcapRea
   export_decoder.Finish();
   sflow_decoder.Finish();
   const uint64_t records = builder.records() + export_decoder.records();
-  if (records == 0) {
+  if (records == 0 && !options.sflow_counters) {
     return MakeError(ErrorCode::kDataLoss,
                      "{}: no flow record from {} packets (no IP packet with payload decoded)", name,
                      packets);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -20,16 +21,20 @@
 #include "core/stats.h"
 #include "core/status.h"
 #include "ingest/pcap/packet_flow_builder.h"
+#include "ingest/sflow/sflow_decoder.h"
 
 namespace prism::ingest {
 
 struct PcapReadOptions {
   PacketFlowOptions flows;
   bool decode_export_packets = true;  // IPFIX / NetFlow v9 datagrams -> their flow records
+  // When set, receives the sFlow datagrams' generic interface counters (counters mode reads a
+  // capture for these alone), and a capture without a flow record is not an error.
+  SflowDecoder::CounterObserver sflow_counters;
 };
 
 // Returns the number of records delivered (0 is an error: kDataLoss naming the file and the
-// packet count). Each record bumps records_read.
+// packet count, unless options.sflow_counters is set). Each record bumps records_read.
 StatusOr<uint64_t> ReadPcapFile(const std::string& path, const PcapReadOptions& options,
                                 FlowSink* sink, PointTable* points, Stats* stats);
 // The same from an open stream (e.g. a decompressing one: pipeline/input_registry.h), which is

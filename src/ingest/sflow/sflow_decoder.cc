@@ -76,7 +76,7 @@ void SflowDecoder::DecodeDatagram(std::span<const uint8_t> data, int64_t ts_ns, 
         break;
       case kSflowCounterSample:
       case kSflowExpandedCounterSample:
-        OnCounterSample(e);
+        OnCounterSample(d, e, ts_ns);
         break;
       default:
         stats_->Add(Stat::sflow_other_samples);
@@ -145,7 +145,8 @@ void SflowDecoder::OnRawHeader(const SflowRawHeader& h, uint32_t sampling_rate, 
   packets_->OnPacket(meta);
 }
 
-void SflowDecoder::OnCounterSample(const SflowElement& e) {
+void SflowDecoder::OnCounterSample(const SflowDatagram& d, const SflowElement& e,
+                                   int64_t ts_ns) {
   SflowCounterSample s;
   SflowProblem problem;
   if (!ParseCounterSample(e, &s, &problem)) {
@@ -154,13 +155,20 @@ void SflowDecoder::OnCounterSample(const SflowElement& e) {
   }
   stats_->Add(Stat::sflow_counter_samples);
   for (const SflowElement& r : s.records) {
-    if (r.type != kSflowGenericIfCounters) continue;
+    if (r.type != kSflowGenericIfCounters) {
+      stats_->Add(Stat::sflow_other_counter_records);
+      continue;
+    }
     SflowInterfaceCounters c;
     if (!ParseInterfaceCounters(r, &c, &problem)) {
       Problem(Stat::sflow_bad_sample, problem);
       continue;
     }
     stats_->Add(Stat::sflow_interface_counters);
+    if (counter_observer_) {
+      counter_observer_({.agent = d.agent, .sub_agent = d.sub_agent, .ts_ns = ts_ns,
+                         .uptime_ms = d.uptime_ms, .counters = c});
+    }
   }
 }
 

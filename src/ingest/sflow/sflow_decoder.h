@@ -10,7 +10,10 @@
 //
 // Loss is counted (sflow/loss_tracker.h): datagram and flow-sample sequence gaps, the samples
 // the agents dropped (the drops field). Counter samples are decoded and counted
-// (sflow_counter_samples, sflow_interface_counters); the analysis does not use them yet. Bad data
+// (sflow_counter_samples, sflow_interface_counters); each generic interface counter record goes
+// to the counter observer, if one is set, as a poll of (agent, ifIndex) timed like the flow
+// samples, by its datagram's capture or receive time (counters/sflow_counters.h turns them into
+// the counters mode's port series). Bad data
 // is counted (sflow_bad_datagram: the datagram is skipped; sflow_bad_sample: that sample is
 // skipped), and the first few problems are printed on stderr as "NAME: [packet K: ]byte OFFSET:
 // expected ..., got ...", OFFSET counted from the start of the sFlow datagram (the UDP payload),
@@ -36,6 +39,16 @@
 
 namespace prism::ingest {
 
+// One generic interface counter record (counter format 1) as it arrived: which agent sent it,
+// when (the datagram's capture or receive time, as flow samples are timed) and the counters.
+struct SflowInterfacePoll {
+  IpAddr agent;
+  uint32_t sub_agent = 0;
+  int64_t ts_ns = 0;
+  uint32_t uptime_ms = 0;  // the agent's, in the datagram header
+  SflowInterfaceCounters counters;
+};
+
 class SflowDecoder {
  public:
   // `name` prefixes problem messages (a file name or "sflow collector ..."). Sampled packets go
@@ -58,6 +71,10 @@ class SflowDecoder {
   using SampleObserver = std::function<void(const PacketMeta&, const SflowRawHeader&)>;
   void SetSampleObserver(SampleObserver observer) { observer_ = std::move(observer); }
 
+  // Called with every generic interface counter record that parsed.
+  using CounterObserver = std::function<void(const SflowInterfacePoll&)>;
+  void SetCounterObserver(CounterObserver observer) { counter_observer_ = std::move(observer); }
+
   // Prints "N more problems not shown" if problems were capped.
   void Finish();
 
@@ -66,7 +83,7 @@ class SflowDecoder {
 
  private:
   void OnFlowSample(const SflowDatagram& d, const SflowElement& e, PointId point, int64_t ts_ns);
-  void OnCounterSample(const SflowElement& e);
+  void OnCounterSample(const SflowDatagram& d, const SflowElement& e, int64_t ts_ns);
   void OnRawHeader(const SflowRawHeader& h, uint32_t sampling_rate, PointId point, int64_t ts_ns);
   PointId PointOf(const IpAddr& agent);
   void Problem(Stat stat, const SflowProblem& p);
@@ -84,6 +101,7 @@ class SflowDecoder {
   uint64_t flow_samples_ = 0;
   uint64_t packet_ = 0;  // of the datagram being decoded, for messages
   SampleObserver observer_;
+  CounterObserver counter_observer_;
 };
 
 }  // namespace prism::ingest
