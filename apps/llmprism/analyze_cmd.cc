@@ -55,7 +55,6 @@
 #include "pipeline/analyze_window.h"
 #include "pipeline/input_registry.h"
 #include "pipeline/record_duration.h"
-#include "pipeline/record_handoff.h"
 
 namespace {
 
@@ -310,9 +309,9 @@ StatusOr<SideInputs> ReadSideInputs(const AnalyzeArgs& args, prism::Stats* stats
 
 // Every input's records into `all` (each file's format sniffed; records of implausible duration
 // counted and skipped), each file named as a source of the report.
-Status ReadFlowInputs(const AnalyzeArgs& args, bool progress, int threads,
-                      prism::flow::FlowTable* all, prism::PointTable* points,
-                      prism::output::ReportBuilder* builder, prism::Stats* stats) {
+Status ReadFlowInputs(const AnalyzeArgs& args, bool progress, prism::flow::FlowTable* all,
+                      prism::PointTable* points, prism::output::ReportBuilder* builder,
+                      prism::Stats* stats) {
   size_t expected_records = 0;
   for (const std::string& path : args.inputs) {
     if (auto kind = prism::io::SniffInputKind(path)) expected_records += EstimateRecords(path, *kind);
@@ -322,12 +321,7 @@ Status ReadFlowInputs(const AnalyzeArgs& args, bool progress, int threads,
   const prism::pipeline::InputRegistry& readers = prism::pipeline::InputRegistry::Default();
   // Records ending before they start or lasting implausibly long are counted and skipped here,
   // before the window cut: one such record would otherwise stretch its window's time axis.
-  // With threads, the table takes the records on a second thread while the next are decoded
-  // (pipeline/record_handoff.h): the same records in the same order.
-  std::optional<prism::pipeline::RecordHandOff> handoff;
-  prism::FlowSink* table = all;
-  if (threads > 1) table = &handoff.emplace(all);
-  prism::pipeline::DurationFilter plausible(table, args.record.max_record_ns(), stats);
+  prism::pipeline::DurationFilter plausible(all, args.record.max_record_ns(), stats);
   for (const std::string& path : args.inputs) {
     ProgressSink sink(&plausible, progress, path);
     auto read = readers.Read(path, read_options, &sink, points, stats);
@@ -335,7 +329,6 @@ Status ReadFlowInputs(const AnalyzeArgs& args, bool progress, int threads,
     if (!read) return std::unexpected(read.error());
     builder->AddSource(path, prism::io::InputKindName(read->kind), read->records);
   }
-  if (handoff) handoff->Finish();
   if (all->empty()) {
     return MakeError(ErrorCode::kDataLoss, "no usable flow record in {}",
                      fmt::join(args.inputs, ", "));
@@ -467,7 +460,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   prism::flow::FlowTable all;
   prism::output::ReportBuilder builder(args.window_s);
   const bool progress = isatty(STDERR_FILENO) == 1;
-  if (auto st = ReadFlowInputs(args, progress, threads, &all, &points, &builder, &stats); !st) {
+  if (auto st = ReadFlowInputs(args, progress, &all, &points, &builder, &stats); !st) {
     return fail(st.error());
   }
   const uint64_t total_records = all.size();
