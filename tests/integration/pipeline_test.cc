@@ -165,8 +165,8 @@ TEST(Pipeline, DegradedNicLinkIsNamedByItsGpu) {
   EXPECT_TRUE(found);
 }
 
-// The bandwidth rule splits its passes over the threads (the grid by runs of bins): the grid and
-// the findings must not depend on how many there are.
+// The bandwidth rule runs its passes over the records on the threads (the record classes beside
+// the endpoints' own paces): the grid and the findings must not depend on how many there are.
 TEST(Pipeline, DiagnosisIsTheSameOnAnyThreadCount) {
   sim::SimConfig config = *sim::MakeScenario("tiny", 14);
   sim::FaultConfig f;

@@ -6,7 +6,6 @@
 #include <tuple>
 
 #include "analysis/jobs/job_recognition.h"
-#include "analysis/parallel_for.h"
 #include "diagnosis/group_medians.h"
 #include "diagnosis/robust_stats.h"
 
@@ -243,36 +242,6 @@ class GridBuilder {
   int64_t open_bin_ = -1;
 };
 
-// Appends the grid of a later run of bins (built alone) to `grid`: its elements get the ids they
-// would have got had its rows followed the grid's (those already in the grid by name, the new ones
-// next in the order the run used them first) and its cells follow the grid's, as they would have
-// been created.
-void AppendLaterBins(CellGrid* grid, CellGrid&& later) {
-  std::vector<size_t> id_of(later.elements.size());
-  for (size_t e = 0; e < later.elements.size(); ++e) {
-    const auto [it, inserted] = grid->index.try_emplace(later.elements[e].name, grid->elements.size());
-    if (inserted) {
-      grid->elements.push_back(std::move(later.elements[e]));
-      grid->cell_of.emplace_back(size_t(2 * grid->bins), -1);
-    }
-    id_of[e] = it->second;
-  }
-  const int32_t offset = static_cast<int32_t>(grid->cells.size());
-  grid->cells.reserve(grid->cells.size() + later.cells.size());
-  for (Cell& c : later.cells) grid->cells.push_back(std::move(c));
-  for (size_t e = 0; e < later.elements.size(); ++e) {
-    std::vector<int32_t>& to = grid->cell_of[id_of[e]];
-    const std::vector<int32_t>& from = later.cell_of[e];
-    for (size_t slot = 0; slot < from.size(); ++slot)
-      if (from[slot] >= 0) to[slot] = from[slot] + offset;
-  }
-  if (grid->access_link_of.size() < later.access_link_of.size())
-    grid->access_link_of.resize(later.access_link_of.size(), -1);
-  for (size_t end = 0; end < later.access_link_of.size(); ++end)
-    if (later.access_link_of[end] >= 0 && grid->access_link_of[end] < 0)
-      grid->access_link_of[end] = static_cast<int32_t>(id_of[size_t(later.access_link_of[end])]);
-}
-
 }  // namespace
 
 CellGrid EmptyCellGrid(const RuleContext& rc) {
@@ -295,29 +264,7 @@ CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes) {
   if (f.empty()) return grid;
   const auto start = f.start_ns();
   const bool sorted = std::is_sorted(start.begin(), start.end());
-  // Runs of whole bins of about equal rows, one per thread.
-  std::vector<size_t> cuts = {0};
-  const size_t parts = sorted ? size_t(std::max(1, rc.options.threads)) : 1;
-  for (size_t k = 1; k < parts; ++k) {
-    const int64_t bin = (start[f.size() * k / parts] - grid.t0) / grid.bin_ns;
-    const size_t cut = size_t(
-        std::lower_bound(start.begin(), start.end(), grid.t0 + bin * grid.bin_ns) - start.begin());
-    if (cut > cuts.back()) cuts.push_back(cut);
-  }
-  cuts.push_back(f.size());
-  if (cuts.size() == 2) {
-    GridBuilder(rc, classes, sorted, &grid).Run(0, f.size());
-    return grid;
-  }
-  std::vector<CellGrid> runs(cuts.size() - 1, grid);
-  analysis::ParallelFor(runs.size(), rc.options.threads, [&](size_t i) {
-    GridBuilder(rc, classes, sorted, &runs[i]).Run(cuts[i], cuts[i + 1]);
-  });
-  grid = std::move(runs[0]);
-  for (size_t i = 1; i < runs.size(); ++i) {
-    AppendLaterBins(&grid, std::move(runs[i]));
-    runs[i] = CellGrid();
-  }
+  GridBuilder(rc, classes, sorted, &grid).Run(0, f.size());
   return grid;
 }
 
