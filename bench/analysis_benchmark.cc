@@ -60,5 +60,32 @@ void BM_ClassifyPairs(benchmark::State& state) {
 }
 BENCHMARK(BM_ClassifyPairs)->Unit(benchmark::kMillisecond);
 
+// Records to per-pair transfers on 1 or 2 threads (argument 0), in one pass or with the rows
+// listed per pair first (argument 1 = 1; the route of windows with many pairs). Wall time: the
+// threads' work is what this measures.
+void BM_BuildAllTransfers(benchmark::State& state) {
+  const flow::FlowTable t = RingTable(4, 64, 200);
+  const analysis::EndpointContext ctx = analysis::BuildEndpointContext(t.endpoints(), nullptr);
+  const auto jr = analysis::RecognizeJobs(analysis::DistinctPairs(t.src(), t.dst()), t.endpoints(),
+                                          ctx, {});
+  analysis::TransferOptions options;
+  if (state.range(1) == 1) options.single_pass_max_pairs = 0;
+  size_t transfers = 0;
+  for (auto _ : state) {
+    const auto built =
+        analysis::BuildAllTransfers(t, jr.job_of, options, static_cast<int>(state.range(0)));
+    transfers = 0;
+    for (const auto& p : built.transfers) transfers += p.transfers.size();
+    benchmark::DoNotOptimize(transfers);
+  }
+  state.counters["transfers"] = double(transfers);
+  state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(t.size()));
+}
+BENCHMARK(BM_BuildAllTransfers)
+    ->ArgsProduct({{1, 2}, {0, 1}})
+    ->ArgNames({"threads", "listed"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 }  // namespace
 }  // namespace prism::bench
