@@ -242,7 +242,11 @@ void FlowTable::KeepRows(size_t lo, size_t hi) {
 
 void FlowTable::ReleaseTransferColumns() {
   std::vector<uint32_t>().swap(qp_);
-  std::vector<uint32_t>().swap(sampling_rate_);
+  // Unsampled input (nearly always) frees its 4 bytes per record; sampled input keeps them for
+  // EstimatedBytes.
+  if (std::all_of(sampling_rate_.begin(), sampling_rate_.end(), [](uint32_t n) { return n <= 1; })) {
+    std::vector<uint32_t>().swap(sampling_rate_);
+  }
 }
 
 void FlowTable::RecomputeBounds() {

@@ -4,6 +4,7 @@
 // by start time once loading is done (SortByStart), so every later stage can scan in time order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -28,8 +29,9 @@ class FlowTable : public FlowSink {
   // CopyRows(lo, hi) would return, without a second copy of the columns (the last window).
   void KeepRows(size_t lo, size_t hi);
 
-  // Frees the columns only transfer building reads (qp, sampling_rate): afterwards they are
-  // empty, and CopyRows / KeepRows / SortByStart must not be called.
+  // Frees the columns only transfer building reads (qp, and sampling_rate when no record is
+  // sampled: EstimatedBytes needs it otherwise): afterwards CopyRows / KeepRows / SortByStart
+  // must not be called.
   void ReleaseTransferColumns();
   bool has_transfer_columns() const { return qp_.size() == start_ns_.size(); }
 
@@ -44,6 +46,14 @@ class FlowTable : public FlowSink {
   std::span<const uint32_t> qp() const { return qp_; }
   std::span<const PointId> point() const { return point_; }
   std::span<const uint32_t> sampling_rate() const { return sampling_rate_; }
+  // The bytes of the traffic record `r` stands for: a 1-in-N sampled record (sFlow, sampled
+  // IPFIX) carries the bytes of its samples and stands for N times them. Wherever bytes are set
+  // against time (rates, paces, offered load) this is the figure; thresholds on what a record
+  // holds (the 4 KiB control test) use bytes(). Valid after ReleaseTransferColumns.
+  uint64_t EstimatedBytes(size_t r) const {
+    return sampling_rate_.empty() ? bytes_[r]
+                                  : bytes_[r] * std::max<uint32_t>(1, sampling_rate_[r]);
+  }
 
   const EndpointTable& endpoints() const { return endpoints_; }
   EndpointTable& endpoints() { return endpoints_; }

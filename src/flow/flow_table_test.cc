@@ -37,6 +37,28 @@ TEST(FlowTable, InternsEndpointsAndSortsAllColumnsTogether) {
   EXPECT_EQ(t.max_end_ns(), 310);
 }
 
+TEST(FlowTable, EstimatedBytesScaleSampledRecordsAndSurviveRelease) {
+  FlowTable unsampled;
+  unsampled.OnRecord(Rec("10.0.0.1", "10.0.0.2", 100, 5000));
+  unsampled.ReleaseTransferColumns();
+  EXPECT_TRUE(unsampled.sampling_rate().empty());  // freed: nothing needs it
+  EXPECT_EQ(unsampled.EstimatedBytes(0), 5000u);
+
+  FlowTable sampled;
+  FlowRecord r = Rec("10.0.0.1", "10.0.0.2", 100, 5000);
+  r.sampling_rate = 1000;
+  sampled.OnRecord(r);
+  sampled.OnRecord(Rec("10.0.0.1", "10.0.0.3", 200, 7000));
+  r.sampling_rate = 0;  // unknown: counted once
+  sampled.OnRecord(r);
+  EXPECT_EQ(sampled.EstimatedBytes(0), 5'000'000u);
+  sampled.ReleaseTransferColumns();
+  EXPECT_EQ(sampled.EstimatedBytes(0), 5'000'000u);  // kept for the diagnosis's rates
+  EXPECT_EQ(sampled.EstimatedBytes(1), 7000u);
+  EXPECT_EQ(sampled.EstimatedBytes(2), 5000u);
+  EXPECT_EQ(sampled.bytes()[0], 5000u);
+}
+
 // The order SortByStart promises: (start, end, src, dst) by the table's endpoint ids, ties of all
 // four in loading order — computed here the slow, obvious way.
 struct Row {

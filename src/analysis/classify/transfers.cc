@@ -20,7 +20,7 @@ void TransferBuilder::Add(const flow::FlowTable& flows, flow::RowId r, bool from
   const int64_t start = flows.start_ns()[r], end = flows.end_ns()[r];
   long& open = open_[from_a ? 0 : 1];
   // Sampled records stand for sampling_rate times their bytes.
-  const uint64_t b = bytes * std::max<uint32_t>(1, flows.sampling_rate()[r]);
+  const uint64_t b = flows.EstimatedBytes(r);
   if (open >= 0 && start <= out_.transfers[open].end_ns + options.group_ns) {
     Transfer& t = out_.transfers[open];
     t.end_ns = std::max(t.end_ns, end);

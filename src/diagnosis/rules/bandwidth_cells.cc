@@ -19,7 +19,8 @@ constexpr uint16_t kNotJudged = UINT16_MAX;
 int RecordClasses::ComputeClass(size_t r) const {
   const auto& f = rc_->flows;
   // A record of one packet (start == end) carries no rate: a capture of a segmented send holds
-  // 64 KiB "packets" that would read as terabits per second.
+  // 64 KiB "packets" that would read as terabits per second. The control test is on the bytes
+  // the record holds, as the transfer builder's: sampled ACKs do not become data by their N.
   if (f.bytes()[r] <= kBandwidthControlMaxBytes || f.end_ns()[r] <= f.start_ns()[r]) return -1;
   const EndpointId src = f.src()[r], dst = f.dst()[r];
   const int job = rc_->results.job_of[src];
@@ -36,7 +37,8 @@ int RecordClasses::ClassOf(size_t r) const {
 
 double RecordClasses::Bandwidth(size_t r) const {
   const auto& f = rc_->flows;
-  return double(f.bytes()[r]) / double(std::max<int64_t>(1000, f.end_ns()[r] - f.start_ns()[r]));
+  return double(f.EstimatedBytes(r)) /
+         double(std::max<int64_t>(1000, f.end_ns()[r] - f.start_ns()[r]));
 }
 
 RecordClasses RecordClasses::Measure(const RuleContext& rc) {
@@ -182,7 +184,7 @@ class GridBuilder {
     }
     Cell& c = grid_.cells[size_t(ci)];
     open_rows_.push_back({ci, static_cast<uint32_t>(r)});
-    c.bytes += double(rc_.flows.bytes()[r]);
+    c.bytes += double(rc_.flows.EstimatedBytes(r));
     if (rel < 1 - rc_.options.min_bw_drop) c.slow.push_back(static_cast<uint32_t>(r));
     const int job = record_class / 2;
     auto it = std::find_if(c.jobs.begin(), c.jobs.end(), [job](const auto& jn) { return jn.first == job; });

@@ -419,7 +419,7 @@ std::vector<SwitchDpBandwidth> MeasureSwitchDpBandwidth(const flow::FlowTable& f
     const uint32_t pi = pair_index.Find(analysis::PairKey(src[r], dst[r]));
     if (pi == analysis::PairKeyMap::kNone || !is_dp[pi]) continue;
     const double bw =
-        double(bytes[r]) * 1e9 / double(std::max<int64_t>(1000, end[r] - start[r]));
+        double(f.EstimatedBytes(r)) * 1e9 / double(std::max<int64_t>(1000, end[r] - start[r]));
     dp.push_back({r, bw});
     job_bw[size_t(job)].push_back(bw);
   }

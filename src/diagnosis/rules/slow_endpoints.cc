@@ -53,7 +53,6 @@ PairPaces MeasurePairPaces(const RuleContext& rc, int64_t t0, int64_t bin_ns, in
   const auto& f = rc.flows;
   const auto src = f.src(), dst = f.dst();
   const auto start = f.start_ns(), end = f.end_ns();
-  const auto bytes = f.bytes();
   PairPaces out;
   out.bins = size_t(bins);
   std::vector<PairBin> acc;
@@ -68,7 +67,7 @@ PairPaces MeasurePairPaces(const RuleContext& rc, int64_t t0, int64_t bin_ns, in
       acc.resize(acc.size() + out.bins);
     }
     PairBin& b = acc[size_t(p) * out.bins + size_t(bin)];
-    b.bytes += double(bytes[r]);
+    b.bytes += double(f.EstimatedBytes(r));  // a sampled record's pace is that of its N
     b.duration_ns += end[r] - start[r];
     ++b.records;
   }

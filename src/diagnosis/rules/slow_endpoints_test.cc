@@ -26,9 +26,13 @@ struct FourGpuJob {
   DiagnosisOptions options;
 
   // `flowlets`: each transfer split into that many back-to-back records (same pace);
-  // `packets`: plus one single-packet 64 KiB record per transfer (start == end).
+  // `packets`: plus one single-packet 64 KiB record per transfer (start == end);
+  // `sampled`: directions seen 1 in `rate` packets during bins [3, 5] (records of 1/rate the
+  // bytes, carrying rate: a source that samples, e.g. an sFlow agent taking over from a flow
+  // exporter), the columns released after transfer building as the pipeline does.
   FourGpuJob(const std::set<std::pair<int, int>>& slow, double slow_factor, int flowlets = 1,
-             bool packets = false) {
+             bool packets = false, const std::set<std::pair<int, int>>& sampled = {},
+             uint32_t rate = 1) {
     const std::pair<int, int> directions[] = {{1, 2}, {2, 1}, {3, 4}, {4, 3},
                                               {1, 3}, {3, 1}, {2, 4}, {4, 2}};
     for (int64_t bin = 0; bin < kBins; ++bin) {
@@ -44,6 +48,10 @@ struct FourGpuJob {
             r.start_ns = start + i * duration_ns / flowlets;
             r.end_ns = start + (i + 1) * duration_ns / flowlets;
             r.bytes = (1 << 20) / uint64_t(flowlets);
+            if (bin >= 3 && bin <= 5 && sampled.count({a, b}) > 0) {
+              r.bytes /= rate;
+              r.sampling_rate = rate;
+            }
             table.OnRecord(r);
           }
           if (packets) {
@@ -57,6 +65,7 @@ struct FourGpuJob {
         }
       }
     }
+    if (!sampled.empty()) table.ReleaseTransferColumns();
     ctx = analysis::BuildEndpointContext(table.endpoints(), nullptr);
     results.job_of.assign(table.endpoints().size(), 0);
     results.jobs.emplace_back();
@@ -110,6 +119,19 @@ TEST(SlowEndpoints, RecordGranularityDoesNotChangeTheAnswer) {
   // single-packet records (no duration, no pace) are left out.
   EXPECT_EQ(FourGpuJob({{2, 1}, {2, 4}}, 0.2, /*flowlets=*/4).Run(), kGpu2Slow);
   EXPECT_EQ(FourGpuJob({{2, 1}, {2, 4}}, 0.2, /*flowlets=*/1, /*packets=*/true).Run(), kGpu2Slow);
+}
+
+TEST(SlowEndpoints, SampledRecordsPaceAtTheirBytesTimesN) {
+  // GPU 2's sends seen 1 in 100 in bins 3-5 (records of 1% of the bytes, sampling rate 100) at
+  // the same true pace as before: no GPU is slow. Counted at their sampled bytes they crawled at
+  // 1% of their usual pace and GPU 2 was named.
+  const std::set<std::pair<int, int>> gpu2_sends = {{2, 1}, {2, 4}};
+  EXPECT_TRUE(FourGpuJob({}, 1.0, 1, false, gpu2_sends, 100).Run().empty());
+  // Every record sampled in bins 3-5: a real slowdown of GPU 2's sends is still found (counted
+  // at their sampled bytes every pair crawled: no one GPU to blame).
+  const std::set<std::pair<int, int>> all = {{1, 2}, {2, 1}, {3, 4}, {4, 3},
+                                             {1, 3}, {3, 1}, {2, 4}, {4, 2}};
+  EXPECT_EQ(FourGpuJob(gpu2_sends, 0.2, 1, false, all, 100).Run(), kGpu2Slow);
 }
 
 }  // namespace
