@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -186,6 +187,181 @@ std::vector<Frame> CounterFrames(std::vector<SflowCounterPoll> polls, int64_t t0
   return frames;
 }
 
+// Sampling, per agent in record start order: a countdown of packets to the next sample, drawn
+// uniformly in 1..2N-1. The samples in time order; kInvalidArgument past `max_samples`.
+StatusOr<std::vector<Sample>> DrawSamples(const std::vector<FlowRecord>& records,
+                                          uint32_t n_rate, uint64_t seed, uint64_t max_samples) {
+  std::vector<uint32_t> order(records.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return records[a].start_ns < records[b].start_ns;
+  });
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<uint64_t> skip(1, 2 * uint64_t{n_rate} - 1);
+  struct Agent {
+    uint64_t countdown = 0;  // packets until the next sample (0 = draw one)
+    uint64_t pool = 0;
+  };
+  std::unordered_map<PointId, Agent> agents;
+  std::vector<Sample> samples;
+  for (uint32_t k : order) {
+    const FlowRecord& r = records[k];
+    Agent& a = agents[r.point];
+    if (a.countdown == 0) a.countdown = skip(rng);
+    const uint64_t n = PacketsOf(r);
+    uint64_t i = a.countdown - 1;
+    for (; i < n; i += skip(rng)) {
+      if (samples.size() >= max_samples) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "--emit sflow: over {} samples; raise --sampling or use a smaller "
+                         "scenario",
+                         max_samples);
+      }
+      samples.push_back({TimeOf(r, i, n), k, static_cast<uint32_t>(i),
+                         static_cast<uint32_t>(a.pool + i + 1)});
+    }
+    a.countdown = i - n + 1;
+    a.pool += n;
+  }
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const Sample& x, const Sample& y) { return x.ts_ns < y.ts_ns; });
+  return samples;
+}
+
+// The capture being written: Ethernet frames, ns timestamps.
+class PcapOut {
+ public:
+  static StatusOr<PcapOut> Open(const std::string& path) {
+    Dead dead(pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO),
+              pcap_close);
+    if (!dead) return MakeError(ErrorCode::kInternal, "pcap_open_dead failed");
+    Dumper dump(pcap_dump_open(dead.get(), path.c_str()), pcap_dump_close);
+    if (!dump) {
+      return MakeError(ErrorCode::kInvalidArgument, "{}: cannot open for writing: {}", path,
+                       pcap_geterr(dead.get()));
+    }
+    return PcapOut(std::move(dead), std::move(dump));
+  }
+  void Dump(int64_t at_ns, const std::vector<uint8_t>& frame) {
+    DumpFrame(dump_.get(), at_ns, frame);
+  }
+  Status Flush(const std::string& path) {
+    if (pcap_dump_flush(dump_.get()) != 0) {
+      return MakeError(ErrorCode::kDataLoss, "{}: write failed", path);
+    }
+    return OkStatus();
+  }
+
+ private:
+  using Dead = std::unique_ptr<pcap_t, void (*)(pcap_t*)>;
+  using Dumper = std::unique_ptr<pcap_dumper_t, void (*)(pcap_dumper_t*)>;
+  PcapOut(Dead dead, Dumper dump) : dead_(std::move(dead)), dump_(std::move(dump)) {}
+  Dead dead_;    // declared first: the dumper is closed before the handle it was opened on
+  Dumper dump_;
+};
+
+// The counter frames, handed out in time order between the flow datagrams.
+class CounterQueue {
+ public:
+  explicit CounterQueue(std::vector<Frame> frames) : frames_(std::move(frames)) {}
+  // Dumps every frame due at or before `at_ns` not dumped yet.
+  void DumpUntil(int64_t at_ns, PcapOut* out) {
+    for (; next_ < frames_.size() && frames_[next_].at_ns <= at_ns; ++next_) {
+      out->Dump(frames_[next_].at_ns, frames_[next_].bytes);
+    }
+  }
+
+ private:
+  std::vector<Frame> frames_;
+  size_t next_ = 0;
+};
+
+// Flow samples packed per agent (one per observation point, 172.16.x.y as the ERSPAN exporters of
+// --emit pcap; sub-agent 0) into datagrams that go out when full (at their last sample) or 1 ms
+// after their first sample: checked at every sample, so they are sent in time order.
+class FlowDatagrams {
+ public:
+  using Send = std::function<void(int64_t at_ns, const std::vector<uint8_t>& frame)>;
+  FlowDatagrams(const std::vector<FlowRecord>& records, uint32_t n_rate, uint32_t snaplen,
+                int64_t t0_ns, Send send)
+      : records_(records), n_rate_(n_rate), snaplen_(snaplen), t0_ns_(t0_ns),
+        send_(std::move(send)) {}
+
+  void Add(const Sample& s) {
+    SendAged(s.ts_ns);
+    const FlowRecord& r = records_[s.record];
+    Open& o = open_[r.point];
+    if (!o.writer) {
+      o.address = SflowEmitter::AgentAddress(r.point);
+      o.writer = std::make_unique<ingest::SflowDatagramWriter>(o.address, 0);
+    }
+    if (o.writer->samples() == 0) {
+      o.first_ns = s.ts_ns;
+      waiting_.push_back(&o);
+    }
+    uint32_t wire = 0;
+    const std::vector<uint8_t> header = RoceFrame(r, s.packet, PacketsOf(r), snaplen_, &wire);
+    o.writer->AddFlowSample({.sequence = ++o.sample_seq, .source_index = 1,
+                             .sampling_rate = n_rate_, .sample_pool = s.pool, .input = 1,
+                             .output = 2, .frame_length = wire + 4 /* FCS */, .header = header});
+    o.last_ns = s.ts_ns;
+    if (o.writer->samples() >= kSamplesPerDatagram) {
+      SendDatagram(o, o.last_ns);
+      waiting_.erase(std::find(waiting_.begin(), waiting_.end(), &o));
+    }
+  }
+
+  // The datagrams still open, in order of their first sample.
+  void Finish() {
+    std::sort(waiting_.begin(), waiting_.end(),
+              [](Open* a, Open* b) { return a->first_ns < b->first_ns; });
+    for (Open* o : waiting_) SendDatagram(*o, o->first_ns + kMaxDatagramAgeNs);
+    waiting_.clear();
+  }
+
+ private:
+  struct Open {
+    std::unique_ptr<ingest::SflowDatagramWriter> writer;
+    int64_t first_ns = 0, last_ns = 0;
+    uint32_t datagram_seq = 0, sample_seq = 0;
+    IpAddr address;
+  };
+
+  // Sends the datagrams whose first sample is over 1 ms older than `now_ns`.
+  void SendAged(int64_t now_ns) {
+    for (size_t w = 0; w < waiting_.size();) {
+      if (now_ns > waiting_[w]->first_ns + kMaxDatagramAgeNs) {
+        SendDatagram(*waiting_[w], waiting_[w]->first_ns + kMaxDatagramAgeNs);
+        waiting_[w] = waiting_.back();
+        waiting_.pop_back();
+      } else {
+        ++w;
+      }
+    }
+  }
+
+  void SendDatagram(Open& o, int64_t at_ns) {
+    const std::vector<uint8_t> d =
+        o.writer->Finish(++o.datagram_seq, UptimeMs(o.last_ns, t0_ns_));
+    send_(at_ns, ExportFrame(o.address, d));
+  }
+
+  const std::vector<FlowRecord>& records_;
+  uint32_t n_rate_, snaplen_;
+  int64_t t0_ns_;
+  Send send_;
+  std::unordered_map<PointId, Open> open_;  // node-based: `waiting_` points into it
+  std::vector<Open*> waiting_;
+};
+
+// When the agents booted, less 1 s: the first sample or poll of the run (0 without either).
+int64_t FirstEventNs(const std::vector<Sample>& samples,
+                     const std::vector<SflowCounterPoll>& polls) {
+  int64_t t0 = samples.empty() ? INT64_MAX : samples.front().ts_ns;
+  for (const SflowCounterPoll& p : polls) t0 = std::min(t0, p.ts_ns);
+  return t0 == INT64_MAX ? 0 : t0;
+}
+
 }  // namespace
 
 IpAddr SflowEmitter::AgentAddress(PointId point) {
@@ -196,122 +372,21 @@ Status SflowEmitter::Write(const std::string& path) const {
   const uint32_t n_rate = options_.sampling_rate;
   if (n_rate == 0) return MakeError(ErrorCode::kInvalidArgument, "--sampling must be >= 1");
   const uint32_t snaplen = std::clamp<uint32_t>(options_.snaplen, 64, 1024);
-
-  // Sampling, per agent in record start order: a countdown of packets to the next sample.
-  std::vector<uint32_t> order(records_.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return records_[a].start_ns < records_[b].start_ns;
-  });
-  std::mt19937_64 rng(options_.seed);
-  std::uniform_int_distribution<uint64_t> skip(1, 2 * uint64_t{n_rate} - 1);
-  struct Agent {
-    uint64_t countdown = 0;  // packets until the next sample (0 = draw one)
-    uint64_t pool = 0;
-  };
-  std::unordered_map<PointId, Agent> agents;
-  std::vector<Sample> samples;
-  for (uint32_t k : order) {
-    const FlowRecord& r = records_[k];
-    Agent& a = agents[r.point];
-    if (a.countdown == 0) a.countdown = skip(rng);
-    const uint64_t n = PacketsOf(r);
-    uint64_t i = a.countdown - 1;
-    for (; i < n; i += skip(rng)) {
-      if (samples.size() >= options_.max_samples) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         "--emit sflow: over {} samples; raise --sampling or use a smaller "
-                         "scenario",
-                         options_.max_samples);
-      }
-      samples.push_back({TimeOf(r, i, n), k, static_cast<uint32_t>(i),
-                         static_cast<uint32_t>(a.pool + i + 1)});
-    }
-    a.countdown = i - n + 1;
-    a.pool += n;
-  }
-  std::stable_sort(samples.begin(), samples.end(),
-                   [](const Sample& x, const Sample& y) { return x.ts_ns < y.ts_ns; });
-
-  std::unique_ptr<pcap_t, void (*)(pcap_t*)> dead(
-      pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO),
-      pcap_close);
-  if (!dead) return MakeError(ErrorCode::kInternal, "pcap_open_dead failed");
-  std::unique_ptr<pcap_dumper_t, void (*)(pcap_dumper_t*)> dump(
-      pcap_dump_open(dead.get(), path.c_str()), pcap_dump_close);
-  if (!dump) {
-    return MakeError(ErrorCode::kInvalidArgument, "{}: cannot open for writing: {}", path,
-                     pcap_geterr(dead.get()));
-  }
-  // One agent per observation point (172.16.x.y, as the ERSPAN exporters of --emit pcap).
-  struct Open {
-    std::unique_ptr<ingest::SflowDatagramWriter> writer;
-    int64_t first_ns = 0, last_ns = 0;
-    uint32_t datagram_seq = 0, sample_seq = 0;
-    IpAddr address;
-  };
-  std::unordered_map<PointId, Open> open;
-  int64_t t0 = samples.empty() ? INT64_MAX : samples.front().ts_ns;
-  for (const SflowCounterPoll& p : polls_) t0 = std::min(t0, p.ts_ns);
-  if (t0 == INT64_MAX) t0 = 0;
+  PRISM_ASSIGN_OR_RETURN(const std::vector<Sample> samples,
+                         DrawSamples(records_, n_rate, options_.seed, options_.max_samples));
+  PRISM_ASSIGN_OR_RETURN(PcapOut out, PcapOut::Open(path));
+  const int64_t t0 = FirstEventNs(samples, polls_);
   // Counter datagrams go out between the flow datagrams, in time order.
-  const std::vector<Frame> counter_frames = CounterFrames(polls_, t0, options_.if_speed_bps);
-  size_t next_counter_frame = 0;
-  auto dump_counters_until = [&](int64_t at_ns) {
-    for (; next_counter_frame < counter_frames.size() &&
-           counter_frames[next_counter_frame].at_ns <= at_ns;
-         ++next_counter_frame) {
-      DumpFrame(dump.get(), counter_frames[next_counter_frame].at_ns,
-                counter_frames[next_counter_frame].bytes);
-    }
-  };
-  auto send = [&](Open& o, int64_t at_ns) {
-    const std::vector<uint8_t> d = o.writer->Finish(++o.datagram_seq, UptimeMs(o.last_ns, t0));
-    dump_counters_until(at_ns);
-    DumpFrame(dump.get(), at_ns, ExportFrame(o.address, d));
-  };
-  // Datagrams go out when full (at their last sample) or 1 ms after their first sample: checked
-  // at every sample, so they are written in time order.
-  std::vector<Open*> waiting;
-  for (const Sample& s : samples) {
-    for (size_t w = 0; w < waiting.size();) {
-      if (s.ts_ns > waiting[w]->first_ns + kMaxDatagramAgeNs) {
-        send(*waiting[w], waiting[w]->first_ns + kMaxDatagramAgeNs);
-        waiting[w] = waiting.back();
-        waiting.pop_back();
-      } else {
-        ++w;
-      }
-    }
-    const FlowRecord& r = records_[s.record];
-    Open& o = open[r.point];
-    if (!o.writer) {
-      o.address = AgentAddress(r.point);
-      o.writer = std::make_unique<ingest::SflowDatagramWriter>(o.address, 0);
-    }
-    if (o.writer->samples() == 0) {
-      o.first_ns = s.ts_ns;
-      waiting.push_back(&o);
-    }
-    uint32_t wire = 0;
-    const std::vector<uint8_t> header = RoceFrame(r, s.packet, PacketsOf(r), snaplen, &wire);
-    o.writer->AddFlowSample({.sequence = ++o.sample_seq, .source_index = 1,
-                             .sampling_rate = n_rate, .sample_pool = s.pool, .input = 1,
-                             .output = 2, .frame_length = wire + 4 /* FCS */, .header = header});
-    o.last_ns = s.ts_ns;
-    if (o.writer->samples() >= kSamplesPerDatagram) {
-      send(o, o.last_ns);
-      waiting.erase(std::find(waiting.begin(), waiting.end(), &o));
-    }
-  }
-  std::sort(waiting.begin(), waiting.end(),
-            [](Open* a, Open* b) { return a->first_ns < b->first_ns; });
-  for (Open* o : waiting) send(*o, o->first_ns + kMaxDatagramAgeNs);
-  dump_counters_until(INT64_MAX);
-  if (pcap_dump_flush(dump.get()) != 0) {
-    return MakeError(ErrorCode::kDataLoss, "{}: write failed", path);
-  }
-  return OkStatus();
+  CounterQueue counters(CounterFrames(polls_, t0, options_.if_speed_bps));
+  FlowDatagrams flows(records_, n_rate, snaplen, t0,
+                      [&](int64_t at_ns, const std::vector<uint8_t>& frame) {
+                        counters.DumpUntil(at_ns, &out);
+                        out.Dump(at_ns, frame);
+                      });
+  for (const Sample& s : samples) flows.Add(s);
+  flows.Finish();
+  counters.DumpUntil(INT64_MAX, &out);
+  return out.Flush(path);
 }
 
 }  // namespace prism::sim
