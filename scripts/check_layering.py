@@ -24,6 +24,7 @@ LAYERS = [
     ["sim", "eval", "counters"],
     ["output"],
     ["pipeline"],  # what analyze and serve share: the input registry, one window's analysis
+    ["scaleout"],  # collectors and analysers apart: record batches over NATS JetStream
     ["service"],
     ["apps"],
 ]

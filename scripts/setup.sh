@@ -25,6 +25,8 @@ packages=(
   # the real-traffic corpus (tests/realtraffic): torch.distributed training in network namespaces
   # joined by a bridge (iproute2: ip netns, tc), captured with tcpdump, compressed with zstd
   python3-torch iproute2 zstd
+  # scale-out (src/scaleout, tests/scaleout): NATS JetStream between collectors and analysers
+  nats-server libnats-dev
 )
 # node/npm run the browser test; a machine may already have them from another source (nodesource
 # ships npm inside its nodejs package, which Debian's npm would conflict with): add only if absent.

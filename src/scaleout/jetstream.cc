@@ -1,0 +1,139 @@
+#include "scaleout/jetstream.h"
+
+#include <nats/nats.h>
+
+namespace prism::scaleout {
+
+namespace {
+
+std::unexpected<Error> NatsError(const char* what, natsStatus s, jsErrCode js = jsErrCode(0)) {
+  return MakeError(ErrorCode::kInternal, "NATS: {}: {}{}", what, natsStatus_GetText(s),
+                   js != 0 ? fmt::format(" (JetStream error {})", int(js)) : std::string());
+}
+
+}  // namespace
+
+DeliveredMessage::DeliveredMessage(natsMsg* msg) : msg_(msg) {
+  jsMsgMetaData* meta = nullptr;
+  if (natsMsg_GetMetaData(&meta, msg_) == NATS_OK) {
+    stream_sequence_ = meta->Sequence.Stream;
+    deliveries_ = meta->NumDelivered;
+    jsMsgMetaData_Destroy(meta);
+  }
+}
+
+DeliveredMessage::DeliveredMessage(DeliveredMessage&& other) noexcept
+    : msg_(other.msg_), stream_sequence_(other.stream_sequence_), deliveries_(other.deliveries_) {
+  other.msg_ = nullptr;
+}
+
+DeliveredMessage::~DeliveredMessage() {
+  if (msg_ != nullptr) natsMsg_Destroy(msg_);
+}
+
+std::span<const uint8_t> DeliveredMessage::data() const {
+  return {reinterpret_cast<const uint8_t*>(natsMsg_GetData(msg_)),
+          static_cast<size_t>(natsMsg_GetDataLength(msg_))};
+}
+
+Status DeliveredMessage::Ack() {
+  jsErrCode jerr = jsErrCode(0);
+  const natsStatus s = natsMsg_AckSync(msg_, nullptr, &jerr);
+  if (s != NATS_OK) return NatsError("acknowledging a message", s, jerr);
+  return OkStatus();
+}
+
+PullConsumer::~PullConsumer() { natsSubscription_Destroy(sub_); }
+
+StatusOr<std::vector<DeliveredMessage>> PullConsumer::Fetch(int n,
+                                                            std::chrono::milliseconds timeout) {
+  natsMsgList list{};
+  jsErrCode jerr = jsErrCode(0);
+  const natsStatus s = natsSubscription_Fetch(&list, sub_, n, timeout.count(), &jerr);
+  std::vector<DeliveredMessage> out;
+  if (s == NATS_TIMEOUT) return out;
+  if (s != NATS_OK) return NatsError("fetching messages", s, jerr);
+  for (int i = 0; i < list.Count; ++i) {
+    out.emplace_back(list.Msgs[i]);
+    list.Msgs[i] = nullptr;  // owned by `out` now: natsMsgList_Destroy skips it
+  }
+  natsMsgList_Destroy(&list);
+  return out;
+}
+
+StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(const std::string& url,
+                                                        std::chrono::milliseconds timeout) {
+  natsOptions* opts = nullptr;
+  natsStatus s = natsOptions_Create(&opts);
+  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, timeout.count());
+  natsConnection* nc = nullptr;
+  if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
+  natsOptions_Destroy(opts);
+  if (s != NATS_OK) return NatsError(fmt::format("connecting to {}", url).c_str(), s);
+  jsCtx* js = nullptr;
+  s = natsConnection_JetStream(&js, nc, nullptr);
+  if (s != NATS_OK) {
+    natsConnection_Destroy(nc);
+    return NatsError("opening JetStream", s);
+  }
+  return std::unique_ptr<JetStream>(new JetStream(nc, js));
+}
+
+JetStream::~JetStream() {
+  jsCtx_Destroy(js_);
+  natsConnection_Destroy(nc_);
+}
+
+Status JetStream::EnsureStream(const StreamSpec& spec) {
+  std::vector<const char*> subjects;
+  for (const std::string& s : spec.subjects) subjects.push_back(s.c_str());
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = spec.name.c_str();
+  cfg.Subjects = subjects.data();
+  cfg.SubjectsLen = static_cast<int>(subjects.size());
+  cfg.Storage = js_FileStorage;
+  cfg.Replicas = spec.replicas;
+  cfg.Duplicates = std::chrono::nanoseconds(spec.dedup_window).count();
+  jsStreamInfo* info = nullptr;
+  jsErrCode jerr = jsErrCode(0);
+  const natsStatus s = js_AddStream(&info, js_, &cfg, nullptr, &jerr);
+  jsStreamInfo_Destroy(info);
+  if (s == NATS_OK || jerr == JSStreamNameExistErr) return OkStatus();
+  return NatsError(fmt::format("creating stream {}", spec.name).c_str(), s, jerr);
+}
+
+StatusOr<PublishAck> JetStream::Publish(const std::string& subject, std::span<const uint8_t> data,
+                                        const std::string& message_id) {
+  jsPubOptions opts;
+  jsPubOptions_Init(&opts);
+  opts.MsgId = message_id.c_str();
+  jsPubAck* ack = nullptr;
+  jsErrCode jerr = jsErrCode(0);
+  const natsStatus s = js_Publish(&ack, js_, subject.c_str(), data.data(),
+                                  static_cast<int>(data.size()), &opts, &jerr);
+  if (s != NATS_OK) return NatsError(fmt::format("publishing to {}", subject).c_str(), s, jerr);
+  PublishAck out{ack->Sequence, ack->Duplicate};
+  jsPubAck_Destroy(ack);
+  return out;
+}
+
+StatusOr<std::unique_ptr<PullConsumer>> JetStream::Consume(const std::string& stream,
+                                                           const std::string& subject,
+                                                           const std::string& durable,
+                                                           std::chrono::milliseconds ack_wait) {
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = stream.c_str();
+  so.Config.AckWait = std::chrono::nanoseconds(ack_wait).count();
+  natsSubscription* sub = nullptr;
+  jsErrCode jerr = jsErrCode(0);
+  const natsStatus s =
+      js_PullSubscribe(&sub, js_, subject.c_str(), durable.c_str(), nullptr, &so, &jerr);
+  if (s != NATS_OK)
+    return NatsError(fmt::format("binding consumer {} of {}", durable, stream).c_str(), s, jerr);
+  return std::make_unique<PullConsumer>(sub);
+}
+
+}  // namespace prism::scaleout

@@ -1,0 +1,92 @@
+// File: scaleout/jetstream.h
+// A durable, replicated buffer between collectors and analysers (docs/scale-out.md): NATS
+// JetStream through the NATS C client (Debian's libnats). Only what the roles need: a stream of
+// record batches (file storage, R copies, deduplicated by message id), publish with the stream's
+// acknowledgement, and a durable pull consumer whose messages are acknowledged one by one once
+// their records are committed; a message not acknowledged within the ack wait is delivered again
+// (to this consumer or, after a restart, to the next process that binds it).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+struct __natsConnection;
+struct __jsCtx;
+struct __natsSubscription;
+struct __natsMsg;
+
+namespace prism::scaleout {
+
+struct StreamSpec {
+  std::string name;                   // e.g. LLMPRISM_RECORDS
+  std::vector<std::string> subjects;  // e.g. records.>
+  int replicas = 1;                   // 3 on a 3-node cluster: survives the loss of one node
+  std::chrono::seconds dedup_window{120};
+};
+
+struct PublishAck {
+  uint64_t sequence = 0;   // in the stream
+  bool duplicate = false;  // the stream had this message id already: stored once
+};
+
+// One delivered message; Ack() it once what it carries is committed.
+class DeliveredMessage {
+ public:
+  explicit DeliveredMessage(__natsMsg* msg);
+  DeliveredMessage(DeliveredMessage&& other) noexcept;
+  DeliveredMessage& operator=(DeliveredMessage&&) = delete;
+  ~DeliveredMessage();
+  std::span<const uint8_t> data() const;
+  uint64_t stream_sequence() const { return stream_sequence_; }
+  uint64_t deliveries() const { return deliveries_; }  // 1 on first delivery
+  Status Ack();  // waits for the server's confirmation
+
+ private:
+  __natsMsg* msg_ = nullptr;
+  uint64_t stream_sequence_ = 0, deliveries_ = 0;
+};
+
+class PullConsumer {
+ public:
+  explicit PullConsumer(__natsSubscription* sub) : sub_(sub) {}
+  ~PullConsumer();
+  PullConsumer(const PullConsumer&) = delete;
+  PullConsumer& operator=(const PullConsumer&) = delete;
+  // Up to `n` messages, waiting at most `timeout` for the first; none is no error.
+  StatusOr<std::vector<DeliveredMessage>> Fetch(int n, std::chrono::milliseconds timeout);
+
+ private:
+  __natsSubscription* sub_;
+};
+
+class JetStream {
+ public:
+  static StatusOr<std::unique_ptr<JetStream>> Connect(const std::string& url,
+                                                       std::chrono::milliseconds timeout);
+  ~JetStream();
+  JetStream(const JetStream&) = delete;
+  JetStream& operator=(const JetStream&) = delete;
+
+  // Creates the stream unless it exists (an existing one is used as it is).
+  Status EnsureStream(const StreamSpec& spec);
+  StatusOr<PublishAck> Publish(const std::string& subject, std::span<const uint8_t> data,
+                               const std::string& message_id);
+  // Binds (creating it if absent) the durable pull consumer `durable` of `stream` on `subject`.
+  StatusOr<std::unique_ptr<PullConsumer>> Consume(const std::string& stream,
+                                                  const std::string& subject,
+                                                  const std::string& durable,
+                                                  std::chrono::milliseconds ack_wait);
+
+ private:
+  JetStream(__natsConnection* nc, __jsCtx* js) : nc_(nc), js_(js) {}
+  __natsConnection* nc_;
+  __jsCtx* js_;
+};
+
+}  // namespace prism::scaleout
