@@ -55,6 +55,7 @@
 #include "pipeline/analyze_window.h"
 #include "pipeline/input_registry.h"
 #include "pipeline/record_duration.h"
+#include "scaleout/record_stream.h"
 
 namespace {
 
@@ -307,6 +308,15 @@ StatusOr<SideInputs> ReadSideInputs(const AnalyzeArgs& args, prism::Stats* stats
   return side;
 }
 
+// The records a JetStream stream holds (`llmprism publish`, or collectors), read to its end.
+StatusOr<uint64_t> ReadNatsInput(const std::string& url, prism::FlowSink* sink,
+                                 prism::PointTable* points, prism::Stats* stats) {
+  auto address = prism::scaleout::ParseStreamAddress(url);
+  if (!address) return std::unexpected(address.error());
+  return prism::scaleout::ReadRecordStream(*address, std::chrono::seconds(2), sink, points,
+                                           stats);
+}
+
 // Every input's records into `all` (each file's format sniffed; records of implausible duration
 // counted and skipped), each file named as a source of the report.
 Status ReadFlowInputs(const AnalyzeArgs& args, bool progress, prism::flow::FlowTable* all,
@@ -324,6 +334,13 @@ Status ReadFlowInputs(const AnalyzeArgs& args, bool progress, prism::flow::FlowT
   prism::pipeline::DurationFilter plausible(all, args.record.max_record_ns(), stats);
   for (const std::string& path : args.inputs) {
     ProgressSink sink(&plausible, progress, path);
+    if (path.starts_with("nats://")) {  // a JetStream stream of record batches (scale-out.md)
+      auto read = ReadNatsInput(path, &sink, points, stats);
+      sink.Done();
+      if (!read) return std::unexpected(read.error());
+      builder->AddSource(path, "nats", *read);
+      continue;
+    }
     auto read = readers.Read(path, read_options, &sink, points, stats);
     sink.Done();
     if (!read) return std::unexpected(read.error());
@@ -512,7 +529,8 @@ void RegisterAnalyzeCommand(CLI::App& app, int* exit_code) {
       "analyze", "Recognise jobs, layouts and step timelines, and diagnose them, from flow records");
   cmd->add_option("inputs", args->inputs,
                   "Flow CSV, IPFIX, pcap or pcapng files, or port counters CSVs (format "
-                  "detected from the content; .zst is fine)");
+                  "detected from the content; .zst is fine), or a JetStream stream of record "
+                  "batches: nats://HOST:PORT[/STREAM[/SUBJECT]] (docs/scale-out.md)");
   AddCaptureOptions(cmd, &args->capture);
   AddRecordOptions(cmd, &args->record, "is counted as record_bad_duration and skipped");
   cmd->add_option("--jobs-map", args->jobs_map,

@@ -39,6 +39,8 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(collector_datagrams_dropped, kDataLoss, "UDP datagrams dropped: collector queue full")      \
   F(collector_bad_datagram,  kDataLoss, "UDP datagrams skipped: neither IPFIX nor NetFlow v9")  \
   F(sflow_datagrams,         kInfo,     "sFlow v5 datagrams decoded (captures and UDP)")        \
+  F(record_batches,          kInfo,     "record batches read from a NATS JetStream stream")     \
+  F(record_batches_bad,      kDataLoss, "record batches skipped: did not decode (all their records)") \
   F(sflow_bad_datagram,      kDataLoss, "sFlow datagrams skipped: bad header or sample framing (all their samples)") \
   F(sflow_bad_sample,        kDataLoss, "sFlow samples or records skipped: malformed")          \
   F(sflow_flow_samples,      kInfo,     "sFlow flow samples with a raw packet header: 1-in-N sampled packets") \

@@ -136,4 +136,12 @@ StatusOr<std::unique_ptr<PullConsumer>> JetStream::Consume(const std::string& st
   return std::make_unique<PullConsumer>(sub);
 }
 
+Status JetStream::DeleteConsumer(const std::string& stream, const std::string& durable) {
+  jsErrCode jerr = jsErrCode(0);
+  const natsStatus s = js_DeleteConsumer(js_, stream.c_str(), durable.c_str(), nullptr, &jerr);
+  if (s != NATS_OK)
+    return NatsError(fmt::format("deleting consumer {} of {}", durable, stream).c_str(), s, jerr);
+  return OkStatus();
+}
+
 }  // namespace prism::scaleout

@@ -82,6 +82,7 @@ class JetStream {
                                                   const std::string& subject,
                                                   const std::string& durable,
                                                   std::chrono::milliseconds ack_wait);
+  Status DeleteConsumer(const std::string& stream, const std::string& durable);
 
  private:
   JetStream(__natsConnection* nc, __jsCtx* js) : nc_(nc), js_(js) {}

@@ -16,41 +16,20 @@ work=$2
 py=/usr/bin/python3
 rm -rf "$work"
 mkdir -p "$work"
-nats=$(command -v nats-server || echo /usr/sbin/nats-server)
-[ -x "$nats" ] || { echo "FAIL nats-server is not installed (scripts/setup.sh installs it)"; exit 1; }
-free_port() { $py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port=$(free_port)
-mon=$(free_port)
-url="nats://127.0.0.1:$port"
-pids=()
-trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done' EXIT
+. "$(dirname "$0")/nats_server.sh"
+trap nats_stop EXIT
 
-start_server() {
-  "$nats" -js -a 127.0.0.1 -p "$port" -m "$mon" -sd "$work/store" >>"$work/nats.log" 2>&1 &
-  NATS_PID=$!
-  pids+=("$NATS_PID")
-  # Ready when /healthz says so: it checks JetStream too (its stored streams recovered).
-  for _ in $(seq 100); do
-    if curl -sf "http://127.0.0.1:$mon/healthz" >/dev/null 2>&1; then return 0; fi
-    kill -0 "$NATS_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  cat "$work/nats.log"
-  echo "FAIL nats-server did not become healthy"
-  exit 1
-}
-
-start_server
-"$driver" publish "$url" 10 5000 | tee "$work/publish.txt"
-"$driver" consume "$url" 5 4 5000 "$work/committed" | tee "$work/consume1.txt"
+nats_start "$work"
+"$driver" publish "$NATS_URL" 10 5000 | tee "$work/publish.txt"
+"$driver" consume "$NATS_URL" 5 4 5000 "$work/committed" | tee "$work/consume1.txt"
 
 kill -9 "$NATS_PID"
 wait "$NATS_PID" 2>/dev/null || true
 echo "killed nats-server (-9), restarting on the same store"
-start_server
+nats_start "$work"
 sleep 2.5  # the consumer's ack wait (2 s): the unacknowledged batch is due again
-"$driver" consume "$url" 20 20 5000 "$work/committed" | tee "$work/consume2.txt"
-"$driver" consume "$url" 20 20 5000 "$work/committed" | tee "$work/consume3.txt"
+"$driver" consume "$NATS_URL" 20 20 5000 "$work/committed" | tee "$work/consume2.txt"
+"$driver" consume "$NATS_URL" 20 20 5000 "$work/committed" | tee "$work/consume3.txt"
 
 $py - "$work" <<'PY'
 import sys

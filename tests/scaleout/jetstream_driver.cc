@@ -9,6 +9,7 @@
 //       unread; of the others, the first ACK are checked record by record against what publish
 //       made, committed (appended to STATE and flushed) and only then acknowledged; the rest are
 //       left unacknowledged. One line per batch: seq, batch index, deliveries, acked, skipped.
+//   jetstream_driver garbage URL SUBJECT ID        publishes one message that is no record batch
 // Exit 1 with the error on stderr when a step fails.
 #include <cstdio>
 #include <fstream>
@@ -123,7 +124,7 @@ int Consume(so::JetStream& js, int n, int ack, int records, const std::string& s
 int main(int argc, char** argv) {
   if (argc != 5 && argc != 7) {
     fmt::print(stderr, "usage: jetstream_driver publish URL BATCHES RECORDS | "
-                       "consume URL N ACK RECORDS STATE\n");
+                       "consume URL N ACK RECORDS STATE | garbage URL SUBJECT ID\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -131,6 +132,14 @@ int main(int argc, char** argv) {
   if (!js) return Fail(js.error());
   if (auto st = (*js)->EnsureStream({kStream, {"records.>"}, 1}); !st) return Fail(st.error());
   if (mode == "publish" && argc == 5) return Publish(**js, std::stoi(argv[3]), std::stoi(argv[4]));
+  if (mode == "garbage" && argc == 5) {
+    const std::string junk = "LPRB\x01 not a record batch";
+    auto ack = (*js)->Publish(argv[3], {reinterpret_cast<const uint8_t*>(junk.data()), junk.size()},
+                              argv[4]);
+    if (!ack) return Fail(ack.error());
+    fmt::print("published garbage seq {}\n", ack->sequence);
+    return 0;
+  }
   if (mode == "consume" && argc == 7)
     return Consume(**js, std::stoi(argv[3]), std::stoi(argv[4]), std::stoi(argv[5]), argv[6]);
   fmt::print(stderr, "jetstream_driver: unknown mode {}\n", mode);

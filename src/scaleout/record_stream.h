@@ -1,0 +1,63 @@
+// File: scaleout/record_stream.h
+// Flow records into and out of a JetStream stream, as record batches (scaleout/record_batch.h):
+// what a collector publishes and what an analyser reads. `llmprism publish` and `llmprism analyze
+// nats://...` are these two ends run once over a file (docs/scale-out.md).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "core/flow_record.h"
+#include "core/name_table.h"
+#include "core/stats.h"
+#include "core/status.h"
+#include "scaleout/jetstream.h"
+#include "scaleout/record_batch.h"
+
+namespace prism::scaleout {
+
+inline constexpr char kRecordStream[] = "LLMPRISM_RECORDS";
+inline constexpr char kRecordSubjects[] = "records.>";
+
+// A FlowSink that publishes its records on `subject` in batches of `batch_records`. Batch n gets
+// the message id "<id_prefix>-<n>": publishing the same input again with the same prefix stores
+// nothing twice (within the stream's deduplication window).
+class BatchPublisher : public FlowSink {
+ public:
+  BatchPublisher(JetStream* js, std::string subject, std::string id_prefix,
+                 const PointTable* points, size_t batch_records);
+  void OnRecord(const FlowRecord& record) override;
+  // Publishes what is left; the first publish error, if any (later records are not sent).
+  Status Finish();
+  uint64_t records() const { return records_; }
+  uint64_t batches() const { return batches_; }
+  uint64_t duplicates() const { return duplicates_; }
+
+ private:
+  void Flush();
+  JetStream* js_;
+  std::string subject_, id_prefix_;
+  const PointTable* points_;
+  size_t batch_records_;
+  RecordBatchWriter writer_;
+  Status status_;
+  uint64_t records_ = 0, batches_ = 0, duplicates_ = 0;
+};
+
+// A stream to read: nats://HOST:PORT[/STREAM[/SUBJECT]] (defaults kRecordStream, kRecordSubjects).
+struct StreamAddress {
+  std::string server;  // nats://HOST:PORT
+  std::string stream = kRecordStream;
+  std::string subject = kRecordSubjects;
+};
+StatusOr<StreamAddress> ParseStreamAddress(const std::string& url);
+
+// Every batch the stream holds on the address's subject into `sink`, through a consumer of its
+// own (removed afterwards): until a fetch waits `idle` for nothing. Each batch is acknowledged
+// once its records are delivered; one that does not decode is counted (record_batches_bad, with
+// a warning naming its sequence and what was wrong) and skipped. Returns the records delivered.
+StatusOr<uint64_t> ReadRecordStream(const StreamAddress& address, std::chrono::milliseconds idle,
+                                    FlowSink* sink, PointTable* points, Stats* stats);
+
+}  // namespace prism::scaleout
