@@ -32,17 +32,26 @@ void TransferBuilder::Add(const flow::FlowTable& flows, flow::RowId r, bool from
   out_.transfers.push_back({start, end, b, 1, from_a});
 }
 
-PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector<int>& job_of,
-                                 const TransferOptions& options, int threads) {
+namespace {
+
+// Every pair of GPUs of one job that has rows, numbered in the order of its first row, and each
+// row's pair (PairKeyMap::kNone for a row not between two GPUs of one job).
+struct PairNumbering {
+  PairKeyMap index;
+  std::vector<GpuPair> pairs;
+  std::vector<uint32_t> pair_of_row;
+};
+
+// The rows cut into one run per thread (`cut`: runs + 1 bounds). Each run numbers its pairs in
+// the order of their first row; the runs' pairs are then numbered in run order, so a pair's
+// number is the order of its first row over all rows, as one pass would give.
+PairNumbering NumberPairs(const flow::FlowTable& flows, const std::vector<int>& job_of,
+                          const std::vector<size_t>& cut, int threads) {
   const auto src = flows.src(), dst = flows.dst();
   const auto& eps = flows.endpoints();
-  // The rows between two GPUs of one job, cut into one run per thread. Each run numbers its pairs
-  // in the order of their first row; the runs' pairs are then numbered in run order, so a pair's
-  // number is the order of its first row over all rows, as one pass would give.
-  const size_t runs = size_t(std::max(1, std::min<int>(threads, int(flows.size() / 65536) + 1)));
-  std::vector<size_t> cut(runs + 1);
-  for (size_t k = 0; k <= runs; ++k) cut[k] = flows.size() * k / runs;
-  std::vector<uint32_t> pair_of_row(flows.size(), PairKeyMap::kNone);
+  const size_t runs = cut.size() - 1;
+  PairNumbering out;
+  out.pair_of_row.assign(flows.size(), PairKeyMap::kNone);
   struct RunPairs {
     PairKeyMap index;
     std::vector<flow::RowId> first_row;
@@ -55,19 +64,17 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
       if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) continue;
       const uint32_t p = rp.index.FindOrInsert(PairKey(src[r], dst[r]));
       if (p == rp.first_row.size()) rp.first_row.push_back(r);
-      pair_of_row[r] = p;
+      out.pair_of_row[r] = p;
     }
   });
-  PairKeyMap index;
-  std::vector<GpuPair> pairs;
   std::vector<std::vector<uint32_t>> pair_of_run_pair(runs);
   for (size_t k = 0; k < runs; ++k) {
     for (flow::RowId r : run_pairs[k].first_row) {
-      const uint32_t p = index.FindOrInsert(PairKey(src[r], dst[r]));
-      if (p == pairs.size()) {
+      const uint32_t p = out.index.FindOrInsert(PairKey(src[r], dst[r]));
+      if (p == out.pairs.size()) {
         EndpointId a = src[r], b = dst[r];
         if (eps.Addr(b) < eps.Addr(a)) std::swap(a, b);  // a is the pair's lower address
-        pairs.push_back({a, b, job_of[src[r]]});
+        out.pairs.push_back({a, b, job_of[src[r]]});
       }
       pair_of_run_pair[k].push_back(p);
     }
@@ -77,59 +84,53 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
   ParallelFor(runs - 1, threads, [&](size_t k) {
     const std::vector<uint32_t>& to = pair_of_run_pair[k + 1];
     for (size_t r = cut[k + 1]; r < cut[k + 2]; ++r)
-      if (pair_of_row[r] != PairKeyMap::kNone) pair_of_row[r] = to[pair_of_row[r]];
+      if (out.pair_of_row[r] != PairKeyMap::kNone) out.pair_of_row[r] = to[out.pair_of_row[r]];
   });
-  std::vector<std::vector<uint32_t>>().swap(pair_of_run_pair);
-  std::vector<TransferBuilder> builders(pairs.size());
-  // While every pair's builder fits the cache, one pass over the rows in time order feeds them
-  // (the columns are read sequentially), looking each row's pair up again in the small pair map:
-  // pair_of_row is freed first, so its 4 bytes per row and the growing transfers are not live
-  // together (they were the analysis's memory peak). A 100,000-GPU window has millions of pairs:
-  // then random builder updates miss the cache on every record, so rows are first listed per
-  // pair (a counting sort, 4 bytes per row, row order kept) and each pair's list is fed on its
-  // own, the pairs spread over the threads. Either way each pair sees its rows in time order:
-  // the same transfers.
-  if (pairs.size() <= options.single_pass_max_pairs) {
-    std::vector<uint32_t>().swap(pair_of_row);
-    // The pair of a row, kNone when the row is not between two GPUs of one job.
-    auto find_pair = [&](flow::RowId r) -> uint32_t {
-      const int j = job_of[src[r]];
-      if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) return PairKeyMap::kNone;
-      return index.Find(PairKey(src[r], dst[r]));
-    };
-    for (flow::RowId r = 0; r < flows.size(); ++r) {
-      const uint32_t p = find_pair(r);
-      if (p != PairKeyMap::kNone) builders[p].Add(flows, r, src[r] == pairs[p].a, options);
-    }
-  } else {
-    // A counting sort of the rows by pair, each run counting and placing its own rows: a run's
-    // rows of a pair go after the earlier runs' rows of that pair, so each list is in row order.
-    std::vector<std::vector<size_t>> fill(runs, std::vector<size_t>(pairs.size(), 0));
-    ParallelFor(runs, threads, [&](size_t k) {
-      for (size_t r = cut[k]; r < cut[k + 1]; ++r)
-        if (pair_of_row[r] != PairKeyMap::kNone) ++fill[k][pair_of_row[r]];
-    });
-    std::vector<size_t> first(pairs.size() + 1, 0);
-    for (size_t p = 0; p < pairs.size(); ++p) {
-      size_t at = first[p];
-      for (size_t k = 0; k < runs; ++k) at += std::exchange(fill[k][p], at);
-      first[p + 1] = at;
-    }
-    std::vector<flow::RowId> rows(first.back());
-    ParallelFor(runs, threads, [&](size_t k) {
-      for (flow::RowId r = flow::RowId(cut[k]); r < cut[k + 1]; ++r)
-        if (pair_of_row[r] != PairKeyMap::kNone) rows[fill[k][pair_of_row[r]]++] = r;
-    });
-    std::vector<std::vector<size_t>>().swap(fill);
-    std::vector<uint32_t>().swap(pair_of_row);
-    ParallelFor(pairs.size(), threads, [&](size_t p) {
-      for (size_t k = first[p]; k < first[p + 1]; ++k)
-        builders[p].Add(flows, rows[k], src[rows[k]] == pairs[p].a, options);
-      // Done with this pair: drop its list's growth slack now, not after every pair is done
-      // (millions of lists grown by doubling kept up to twice their size at this stage's peak).
-      builders[p].result().transfers.shrink_to_fit();
-    });
+  return out;
+}
+
+// Rows listed per pair (a counting sort, 4 bytes per row), each pair's list fed to its builder
+// on its own, the pairs spread over the threads. Each run counts and places its own rows: a
+// run's rows of a pair go after the earlier runs' rows of that pair, so each list is in row
+// order. Frees `numbering->pair_of_row` once the lists are made.
+void FeedPerPair(const flow::FlowTable& flows, const std::vector<size_t>& cut,
+                 const TransferOptions& options, int threads, PairNumbering* numbering,
+                 std::vector<TransferBuilder>* builders) {
+  const auto src = flows.src();
+  const size_t runs = cut.size() - 1, num_pairs = numbering->pairs.size();
+  std::vector<uint32_t>& pair_of_row = numbering->pair_of_row;
+  std::vector<std::vector<size_t>> fill(runs, std::vector<size_t>(num_pairs, 0));
+  ParallelFor(runs, threads, [&](size_t k) {
+    for (size_t r = cut[k]; r < cut[k + 1]; ++r)
+      if (pair_of_row[r] != PairKeyMap::kNone) ++fill[k][pair_of_row[r]];
+  });
+  std::vector<size_t> first(num_pairs + 1, 0);
+  for (size_t p = 0; p < num_pairs; ++p) {
+    size_t at = first[p];
+    for (size_t k = 0; k < runs; ++k) at += std::exchange(fill[k][p], at);
+    first[p + 1] = at;
   }
+  std::vector<flow::RowId> rows(first.back());
+  ParallelFor(runs, threads, [&](size_t k) {
+    for (flow::RowId r = flow::RowId(cut[k]); r < cut[k + 1]; ++r)
+      if (pair_of_row[r] != PairKeyMap::kNone) rows[fill[k][pair_of_row[r]]++] = r;
+  });
+  std::vector<std::vector<size_t>>().swap(fill);
+  std::vector<uint32_t>().swap(pair_of_row);
+  ParallelFor(num_pairs, threads, [&](size_t p) {
+    TransferBuilder& b = (*builders)[p];
+    for (size_t k = first[p]; k < first[p + 1]; ++k)
+      b.Add(flows, rows[k], src[rows[k]] == numbering->pairs[p].a, options);
+    // Done with this pair: drop its list's growth slack now, not after every pair is done
+    // (millions of lists grown by doubling kept up to twice their size at this stage's peak).
+    b.result().transfers.shrink_to_fit();
+  });
+}
+
+// The pairs and their transfers in address order (a's, then b's), the builders emptied.
+PairsTransfers InAddressOrder(const flow::FlowTable& flows, const std::vector<GpuPair>& pairs,
+                              std::vector<TransferBuilder>* builders) {
+  const auto& eps = flows.endpoints();
   std::vector<uint32_t> order(pairs.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
@@ -142,11 +143,42 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
   out.transfers.reserve(pairs.size());
   for (uint32_t i : order) {
     out.pairs.push_back(pairs[i]);
-    out.transfers.push_back(std::move(builders[i].result()));
+    out.transfers.push_back(std::move((*builders)[i].result()));
     out.transfers.back().transfers.shrink_to_fit();
-    builders[i] = TransferBuilder();  // free the QP lists as we go
+    (*builders)[i] = TransferBuilder();  // free the QP lists as we go
   }
   return out;
+}
+
+}  // namespace
+
+PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector<int>& job_of,
+                                 const TransferOptions& options, int threads) {
+  const auto src = flows.src(), dst = flows.dst();
+  const size_t runs = size_t(std::max(1, std::min<int>(threads, int(flows.size() / 65536) + 1)));
+  std::vector<size_t> cut(runs + 1);
+  for (size_t k = 0; k <= runs; ++k) cut[k] = flows.size() * k / runs;
+  PairNumbering numbering = NumberPairs(flows, job_of, cut, threads);
+  const std::vector<GpuPair>& pairs = numbering.pairs;
+  std::vector<TransferBuilder> builders(pairs.size());
+  // While every pair's builder fits the cache, one pass over the rows in time order feeds them
+  // (the columns are read sequentially), looking each row's pair up again in the small pair map:
+  // pair_of_row is freed first, so its 4 bytes per row and the growing transfers are not live
+  // together (they were the analysis's memory peak). A 100,000-GPU window has millions of pairs:
+  // then random builder updates miss the cache on every record, so rows are first listed per
+  // pair (FeedPerPair). Either way each pair sees its rows in time order: the same transfers.
+  if (pairs.size() <= options.single_pass_max_pairs) {
+    std::vector<uint32_t>().swap(numbering.pair_of_row);
+    for (flow::RowId r = 0; r < flows.size(); ++r) {
+      const int j = job_of[src[r]];
+      if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) continue;
+      const uint32_t p = numbering.index.Find(PairKey(src[r], dst[r]));
+      if (p != PairKeyMap::kNone) builders[p].Add(flows, r, src[r] == pairs[p].a, options);
+    }
+  } else {
+    FeedPerPair(flows, cut, options, threads, &numbering, &builders);
+  }
+  return InAddressOrder(flows, pairs, &builders);
 }
 
 }  // namespace prism::analysis
