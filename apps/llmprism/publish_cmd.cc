@@ -2,9 +2,9 @@
 // `llmprism publish INPUT... --nats URL [--subject records.NAME] [--batch N] [--replicas R]`:
 // reads flow files (any kind `analyze` reads) and publishes their records to the JetStream stream
 // LLMPRISM_RECORDS as record batches, as a collector will (docs/scale-out.md). The stream is
-// created if absent. Batch ids are "<subject>-<n>", so publishing the same files again on the
-// same subject stores nothing twice; `analyze nats://HOST:PORT` reads the stream back. Exit 1 with
-// the message when a file cannot be read or the server refuses.
+// created if absent. Batch ids are "<subject>-<n>-<hash>", so publishing the same files again on
+// the same subject stores nothing twice; `analyze nats://HOST:PORT` reads the stream back. Exit 1
+// with the message when a file cannot be read or the server refuses.
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <functional>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -26,7 +28,8 @@ void BatchPublisher::Flush() {
   if (writer_.size() == 0 || !status_) return;
   const std::string bytes = writer_.Finish();
   auto ack = js_->Publish(subject_, {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
-                          fmt::format("{}-{}", id_prefix_, batches_));
+                          fmt::format("{}-{}-{:016x}", id_prefix_, batches_,
+                                      std::hash<std::string_view>()(bytes)));
   if (!ack) {
     status_ = std::unexpected(ack.error());
     return;

@@ -21,8 +21,9 @@ inline constexpr char kRecordStream[] = "LLMPRISM_RECORDS";
 inline constexpr char kRecordSubjects[] = "records.>";
 
 // A FlowSink that publishes its records on `subject` in batches of `batch_records`. Batch n gets
-// the message id "<id_prefix>-<n>": publishing the same input again with the same prefix stores
-// nothing twice (within the stream's deduplication window).
+// the message id "<id_prefix>-<n>-<hash of its bytes>": publishing the same input again stores
+// nothing twice (within the stream's deduplication window), while other records published under
+// the same prefix are not taken for repeats.
 class BatchPublisher : public FlowSink {
  public:
   BatchPublisher(JetStream* js, std::string subject, std::string id_prefix,

@@ -30,6 +30,12 @@ cat "$work/b.err"
 # Exit code 1: the report is written, and input was skipped as bad (the message that was no batch).
 [ "$rc" = 1 ] || { echo "FAIL analyze of the stream exited $rc, expected 1 (a bad batch skipped)"; exit 1; }
 
+# Other records on the same subject are new batches, not repeats of the first file's.
+"$bin" simulate --scenario tiny --seed 2 --out "$work/sim2" >/dev/null
+"$bin" publish "$work/sim2/flows.ipfix" --nats "$url" --batch 5000 | tee "$work/publish3.txt"
+grep -q "(0 batches already there)" "$work/publish3.txt" \
+  || { echo "FAIL another file's batches were taken for repeats"; exit 1; }
+
 $py - "$work" <<'PY'
 import json, re, sys
 w = sys.argv[1]
