@@ -2,19 +2,22 @@
 """Scores llmprism on the real-traffic corpus (tests/realtraffic/corpus, docs/realtraffic.md).
 
 For each variant: `llmprism analyze capture.pcap.zst --topology topology.csv --report
-report.json --timelines`, then `llmprism eval --truth truth.json --report report.json --json`. Prints one
-markdown table (one row per variant), then per variant what went wrong: mislabelled, missing and
-extra pairs (with each GPU's role in the truth: rank, stage s, DP index d, TP index t), the layout
-found, and the warning+ findings ("unexplained": matching no injected fault, and for slow_step
-not over steps that the truth's own step times show slow). With --check, compares every variant with
-tests/realtraffic/thresholds.json (or --thresholds FILE, e.g. tests/realtraffic/floor.json) and
-exits 1 if any threshold is missed.
+report.json --timelines --window W` (W: one window over the whole capture, at least analyze's
+default 60 s; --window to choose another), then `llmprism eval --truth truth.json --report
+report.json --json`. Prints one markdown table (one row per variant), then per variant what went
+wrong: mislabelled, missing and extra pairs (with each GPU's role in the truth: rank, stage s, DP
+index d, TP index t), the layout found, and the warning+ findings ("unexplained": matching no
+injected fault, and for slow_step not over steps that the truth's own step times show slow). With
+--check, compares every variant with tests/realtraffic/thresholds.json (or --thresholds FILE, e.g.
+tests/realtraffic/floor.json) and exits 1 if any threshold is missed.
 
 Usage: scripts/evaluate_corpus.py [--bin build/apps/llmprism/llmprism] [--corpus DIR]
-                                  [--work /tmp/llmprism-corpus-eval] [--check] [variant...]
+                                  [--work /tmp/llmprism-corpus-eval] [--window S] [--check]
+                                  [variant...]
 """
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -178,6 +181,14 @@ def fmt(v, digits=3):
     return f"{v:.{digits}f}"
 
 
+def covering_window_s(truth):
+    """analyze's window for a variant: one window over the whole capture, analyze's default 60 s
+    where the capture is shorter. A step astride two windows is in neither window's timeline, so
+    windows shorter than the capture lose a step per GPU at each boundary; the corpus scores what
+    the analysis makes of the traffic, not where a window happened to cut it."""
+    return max(60.0, math.ceil((truth["end_ns"] - truth["start_ns"]) / 1e9) + 1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build/apps/llmprism/llmprism"))
@@ -185,6 +196,8 @@ def main():
     ap.add_argument("--work", default="/tmp/llmprism-corpus-eval")
     ap.add_argument("--thresholds", default=os.path.join(ROOT, "tests/realtraffic/thresholds.json"))
     ap.add_argument("--check", action="store_true", help="exit 1 if a threshold is missed")
+    ap.add_argument("--window", type=float, default=None,
+                    help="analyze --window in seconds (default: one window covering the capture)")
     ap.add_argument("variants", nargs="*")
     args = ap.parse_args()
     variants = args.variants or sorted(
@@ -200,10 +213,11 @@ def main():
         w = os.path.join(args.work, v)
         os.makedirs(w, exist_ok=True)
         report_path = os.path.join(w, "report.json")
+        truth = json.load(open(os.path.join(d, "truth.json")))
         m = analyze_and_eval(args.bin, [os.path.join(d, "capture.pcap.zst")],
                              os.path.join(d, "topology.csv"), report_path,
-                             os.path.join(d, "truth.json"))
-        truth = json.load(open(os.path.join(d, "truth.json")))
+                             os.path.join(d, "truth.json"),
+                             window=args.window or covering_window_s(truth))
         report = json.load(open(report_path))
         c = m["details"]["counts"]
         row = dict(m)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the `dp` variant of the real-traffic corpus from scratch (real torch.distributed
-# training in network namespaces, tcpdump on the bridge; about a minute) and checks it: the capture
-# decodes, the truth has the variant's 4 ranks and their steps, and `llmprism analyze` finds
-# exactly one job with the truth's GPU set. Exit 77 (skipped) only where network namespaces
-# cannot be created (not root / no CAP_NET_ADMIN).
+# training in network namespaces, tcpdump on the bridge; about a minute and a half) and checks
+# it: the capture decodes, the truth has the variant's 4 ranks and their steps, and `llmprism
+# analyze` finds exactly one job with the truth's GPU set. Exit 77 (skipped) only where network
+# namespaces cannot be created (not root / no CAP_NET_ADMIN).
 # Usage: regen.sh LLMPRISM WORK_DIR
 set -euo pipefail
 bin=$1

@@ -48,10 +48,19 @@ def job(name, dp=1, pp=1, tp=1, schedule="none", microbatches=1, mode="allreduce
 
 
 # Pipeline jobs: `layers` per stage, times per layer and micro-batch.
+#
+# The data-parallel-only jobs (dp, dp8, ddp, zero, straggler-dp) have steps of about 2 s, as an
+# LLM's last seconds: GPU times 6x (dp8 7x) those of their first version, the same tensors. Their
+# truth step ends with the emulated optimizer, which the rank launches when the all-reduce returns
+# to the process, i.e. after the host's wake-up delay (ms, tens of ms at worst on the loaded
+# capture machine), which a GPU stream does not have (it queues the optimizer behind the
+# all-reduce kernel). In 0.35-s steps that delay alone was 1-3% of a step; it does not grow with
+# the step. 40 steps (50 for straggler-dp) keep each variant under two minutes.
 VARIANTS = {
-    "dp": dict(jobs=[job("job0", dp=4, layers=4, batch=2, fwd_ms=25, bwd_ms=50, steps=60)]),
-    "dp8": dict(jobs=[job("job0", dp=8, layers=2, batch=2, vocab=256, fwd_ms=40, bwd_ms=80,
-                          steps=50)]),
+    "dp": dict(jobs=[job("job0", dp=4, layers=4, batch=2, fwd_ms=150, bwd_ms=300, opt_ms=60,
+                         steps=40)]),
+    "dp8": dict(jobs=[job("job0", dp=8, layers=2, batch=2, vocab=256, fwd_ms=280, bwd_ms=560,
+                          opt_ms=70, steps=40)]),
     "pp-1f1b": dict(jobs=[job("job0", dp=2, pp=3, schedule="1f1b", microbatches=4, layers=2,
                               fwd_ms=10, bwd_ms=20, steps=60)]),
     "pp-batched": dict(jobs=[job("job0", dp=2, pp=3, schedule="1f1b", microbatches=6, layers=2,
@@ -62,10 +71,10 @@ VARIANTS = {
                                fwd_ms=12, bwd_ms=24, steps=60)]),
     "tp": dict(jobs=[job("job0", dp=2, pp=2, tp=2, schedule="1f1b", microbatches=4, layers=1,
                          batch=2, fwd_ms=20, bwd_ms=40, steps=40)]),
-    "ddp": dict(jobs=[job("job0", dp=4, mode="ddp", layers=4, batch=2, fwd_ms=22, bwd_ms=52,
-                          steps=60)]),
-    "zero": dict(jobs=[job("job0", dp=4, mode="zero", layers=4, batch=2, fwd_ms=25, bwd_ms=50,
-                           steps=60)]),
+    "ddp": dict(jobs=[job("job0", dp=4, mode="ddp", layers=4, batch=2, fwd_ms=132, bwd_ms=312,
+                          opt_ms=60, steps=40)]),
+    "zero": dict(jobs=[job("job0", dp=4, mode="zero", layers=4, batch=2, fwd_ms=150, bwd_ms=300,
+                           opt_ms=60, steps=40)]),
     "two-jobs": dict(jobs=[job("job0", dp=2, pp=2, schedule="1f1b", microbatches=4, layers=2,
                                fwd_ms=12, bwd_ms=24, steps=60, storage=True),
                            job("job1", dp=2, layers=4, batch=2, fwd_ms=30, bwd_ms=60, steps=50,
@@ -79,8 +88,8 @@ VARIANTS = {
                                      straggler=(1, 25, 45, 1.2))]),
     # Only data parallelism: the slow rank shows in no pipeline hand-off, only in when it joins
     # the all-reduce (the others wait for it).
-    "straggler-dp": dict(jobs=[job("job0", dp=4, layers=2, batch=2, fwd_ms=50, bwd_ms=100,
-                                   steps=70, straggler=(2, 25, 45, 1.5))]),
+    "straggler-dp": dict(jobs=[job("job0", dp=4, layers=2, batch=2, fwd_ms=300, bwd_ms=600,
+                                   opt_ms=60, steps=50, straggler=(2, 17, 31, 1.5))]),
     # tc tbf on host 1's link (both directions) from step 25 to step 45 of job0's rank 0: host 1
     # is rank 1, stage 0, whose DP all-reduce with rank 0 carries the embedding gradient.
     "degraded-link": dict(jobs=[job("job0", dp=2, pp=2, schedule="1f1b", microbatches=4,
