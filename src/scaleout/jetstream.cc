@@ -2,6 +2,8 @@
 
 #include <nats/nats.h>
 
+#include <algorithm>
+
 namespace prism::scaleout {
 
 namespace {
@@ -67,6 +69,8 @@ StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(const std::string& url,
   natsStatus s = natsOptions_Create(&opts);
   if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
   if (s == NATS_OK) s = natsOptions_SetTimeout(opts, timeout.count());
+  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
+  if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 250);
   natsConnection* nc = nullptr;
   if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
   natsOptions_Destroy(opts);
@@ -142,6 +146,37 @@ Status JetStream::DeleteConsumer(const std::string& stream, const std::string& d
   if (s != NATS_OK)
     return NatsError(fmt::format("deleting consumer {} of {}", durable, stream).c_str(), s, jerr);
   return OkStatus();
+}
+
+StatusOr<std::unique_ptr<PullConsumer>> JetStream::ReadFrom(const std::string& stream,
+                                                            const std::string& subject,
+                                                            uint64_t start_sequence) {
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = stream.c_str();
+  so.Config.DeliverPolicy = js_DeliverByStartSequence;
+  so.Config.OptStartSeq = std::max<uint64_t>(1, start_sequence);
+  so.Config.AckPolicy = js_AckNone;
+  so.Config.InactiveThreshold = std::chrono::nanoseconds(std::chrono::seconds(30)).count();
+  natsSubscription* sub = nullptr;
+  jsErrCode jerr = jsErrCode(0);
+  const natsStatus s = js_PullSubscribe(&sub, js_, subject.c_str(), nullptr, nullptr, &so, &jerr);
+  if (s != NATS_OK) {
+    return NatsError(fmt::format("reading {} of {} from sequence {}", subject, stream,
+                                 start_sequence).c_str(),
+                     s, jerr);
+  }
+  return std::make_unique<PullConsumer>(sub);
+}
+
+StatusOr<uint64_t> JetStream::LastSequence(const std::string& stream) {
+  jsStreamInfo* info = nullptr;
+  jsErrCode jerr = jsErrCode(0);
+  const natsStatus s = js_GetStreamInfo(&info, js_, stream.c_str(), nullptr, &jerr);
+  if (s != NATS_OK) return NatsError(fmt::format("stream {}", stream).c_str(), s, jerr);
+  const uint64_t last = info->State.LastSeq;
+  jsStreamInfo_Destroy(info);
+  return last;
 }
 
 }  // namespace prism::scaleout

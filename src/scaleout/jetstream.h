@@ -67,6 +67,9 @@ class PullConsumer {
 
 class JetStream {
  public:
+  // `url`: one server or several, comma-separated (a cluster's). The connection fails over to
+  // another server and reconnects without end while the process runs; calls made meanwhile fail
+  // (and the caller retries).
   static StatusOr<std::unique_ptr<JetStream>> Connect(const std::string& url,
                                                        std::chrono::milliseconds timeout);
   ~JetStream();
@@ -83,6 +86,14 @@ class JetStream {
                                                   const std::string& durable,
                                                   std::chrono::milliseconds ack_wait);
   Status DeleteConsumer(const std::string& stream, const std::string& durable);
+  // Reads `subject` of `stream` from `start_sequence` on, through an ephemeral consumer the
+  // server removes once nobody fetches (the reader keeps its own position: scaleout/
+  // stream_checkpoint.h). Messages need no acknowledgement.
+  StatusOr<std::unique_ptr<PullConsumer>> ReadFrom(const std::string& stream,
+                                                   const std::string& subject,
+                                                   uint64_t start_sequence);
+  // The stream's last sequence (0 when empty): how far a reader is behind.
+  StatusOr<uint64_t> LastSequence(const std::string& stream);
 
  private:
   JetStream(__natsConnection* nc, __jsCtx* js) : nc_(nc), js_(js) {}

@@ -16,31 +16,52 @@ BatchPublisher::BatchPublisher(JetStream* js, std::string subject, std::string i
       batch_records_(std::max<size_t>(1, batch_records)) {}
 
 void BatchPublisher::OnRecord(const FlowRecord& record) {
-  if (!status_) return;
   writer_.Add(record, record.point == kNoPoint || record.point >= points_->size()
                           ? std::string_view()
                           : std::string_view(points_->Name(record.point)));
   ++records_;
-  if (writer_.size() >= batch_records_) Flush();
-}
-
-void BatchPublisher::Flush() {
-  if (writer_.size() == 0 || !status_) return;
-  const std::string bytes = writer_.Finish();
-  auto ack = js_->Publish(subject_, {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
-                          fmt::format("{}-{}-{:016x}", id_prefix_, batches_,
-                                      std::hash<std::string_view>()(bytes)));
-  if (!ack) {
-    status_ = std::unexpected(ack.error());
-    return;
+  if (writer_.size() >= batch_records_) {
+    Seal();
+    // Publish now while the stream takes them; when it does not, they wait for Flush.
+    if (held_.size() == 1) (void)PublishHeld();
   }
-  ++batches_;
-  if (ack->duplicate) ++duplicates_;
 }
 
-Status BatchPublisher::Finish() {
-  Flush();
-  return status_;
+void BatchPublisher::Seal() {
+  if (writer_.size() == 0) return;
+  Held h;
+  h.records = writer_.size();
+  h.bytes = writer_.Finish();
+  h.id = fmt::format("{}-{}-{:016x}", id_prefix_, sealed_++, std::hash<std::string_view>()(h.bytes));
+  held_.push_back(std::move(h));
+}
+
+Status BatchPublisher::PublishHeld() {
+  while (!held_.empty()) {
+    const Held& h = held_.front();
+    auto ack = js_->Publish(
+        subject_, {reinterpret_cast<const uint8_t*>(h.bytes.data()), h.bytes.size()}, h.id);
+    if (!ack) {
+      ++errors_;
+      return std::unexpected(ack.error());
+    }
+    ++batches_;
+    published_records_ += h.records;
+    if (ack->duplicate) ++duplicates_;
+    held_.pop_front();
+  }
+  return OkStatus();
+}
+
+Status BatchPublisher::Flush() {
+  Seal();
+  return PublishHeld();
+}
+
+uint64_t BatchPublisher::held_records() const {
+  uint64_t n = writer_.size();
+  for (const Held& h : held_) n += h.records;
+  return n;
 }
 
 StatusOr<StreamAddress> ParseStreamAddress(const std::string& url) {
