@@ -7,8 +7,10 @@
 // --ready-file writes {"http": PORT, "udp": [PORT...]} once everything listens (for scripts and
 // tests that ask for port 0).
 #include <signal.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -32,6 +34,7 @@
 #include "record_options.h"
 #include "service/alert_sender.h"
 #include "service/memory_plan.h"
+#include "scaleout/record_stream.h"
 #include "service/service.h"
 
 namespace {
@@ -66,6 +69,13 @@ struct ServeArgs {
   size_t queue_records = 1'000'000;
   size_t udp_queue_datagrams = 4096;
   CaptureCliArgs capture_flows;  // --capture and watched pcaps: flowlet gap, RoCE idle timeout
+  // Scale-out roles (docs/scale-out.md).
+  std::string role = "all";
+  std::string nats;
+  std::string nats_stream = prism::scaleout::kRecordStream;
+  std::string nats_subject;  // default by role
+  int nats_replicas = 1;
+  size_t nats_batch = 4096;
 };
 
 // 127.0.0.0/8, ::1 and "localhost": the addresses only this machine reaches.
@@ -195,15 +205,63 @@ std::optional<std::string> SetLimitsAndAnalysis(const ServeArgs& args,
   return std::nullopt;
 }
 
+// --role and the stream it publishes to or reads from; the message of what is wrong.
+std::optional<std::string> SetStreamRole(const ServeArgs& args,
+                                         prism::service::ServiceOptions* opts) {
+  using prism::service::ServiceRole;
+  prism::service::StreamRoleOptions& so = opts->stream;
+  const bool sources = !args.udp.empty() || !args.sflow_udp.empty() || !args.watch.empty() ||
+                       !args.capture.empty();
+  so.role = args.role == "collector"  ? ServiceRole::kCollector
+            : args.role == "analyser" ? ServiceRole::kAnalyser
+                                      : ServiceRole::kAll;
+  if (so.role == ServiceRole::kAll) {
+    if (!args.nats.empty()) return std::string("--nats needs --role collector or analyser");
+    if (!sources) {
+      return std::string("no input: give --ipfix-udp ADDR:PORT, --sflow-udp ADDR:PORT, --watch "
+                         "DIR and/or --capture IFACE (or --role analyser --nats URL)");
+    }
+    return std::nullopt;
+  }
+  if (args.nats.empty()) return fmt::format("--role {} needs --nats nats://HOST:PORT", args.role);
+  if (!args.nats.starts_with("nats://")) {
+    return fmt::format("--nats {}: expected nats://HOST:PORT (several: comma-separated)",
+                       args.nats);
+  }
+  so.url = args.nats;
+  so.stream = args.nats_stream;
+  so.replicas = args.nats_replicas;
+  so.batch_records = args.nats_batch;
+  if (so.role == ServiceRole::kCollector) {
+    if (!sources) {
+      return std::string("--role collector needs an input: --ipfix-udp, --sflow-udp, --watch "
+                         "and/or --capture");
+    }
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    so.subject = args.nats_subject.empty() ? fmt::format("records.{}", host) : args.nats_subject;
+    if (!so.subject.starts_with("records.") || so.subject.find_first_of("*> ") != std::string::npos) {
+      return fmt::format("--nats-subject {}: a collector publishes on one subject records.NAME",
+                         so.subject);
+    }
+    // Unique per run: a restarted collector's batches are new messages, a retried one is not.
+    so.id_prefix = fmt::format("{}-{}", so.subject,
+                               std::chrono::system_clock::now().time_since_epoch().count());
+  } else {
+    if (sources) {
+      return std::string("--role analyser reads the stream only: drop --ipfix-udp, --sflow-udp, "
+                         "--watch and --capture (give them to a collector)");
+    }
+    so.subject = args.nats_subject.empty() ? prism::scaleout::kRecordSubjects : args.nats_subject;
+  }
+  return std::nullopt;
+}
+
 int RunServe(const ServeArgs& args) {
   auto fail = [](const std::string& m) {
     fmt::print(stderr, "llmprism serve: {}\n", m);
     return 2;
   };
-  if (args.udp.empty() && args.sflow_udp.empty() && args.watch.empty() && args.capture.empty()) {
-    return fail("no input: give --ipfix-udp ADDR:PORT, --sflow-udp ADDR:PORT, --watch DIR "
-                "and/or --capture IFACE");
-  }
   if (!args.capture_filter.empty() && args.capture.empty()) {
     return fail("--capture-filter needs --capture IFACE");
   }
@@ -235,6 +293,7 @@ int RunServe(const ServeArgs& args) {
     WarnIfExposed(args, o.token);
   }
   if (auto error = SetLimitsAndAnalysis(args, &o)) return fail(*error);
+  if (auto error = SetStreamRole(args, &o)) return fail(*error);
 
   // The ready file's directory is checked before anything binds: a typo there must not leave a
   // service running that its caller will never learn the ports of.
@@ -352,6 +411,31 @@ void AddAnalysisOptions(CLI::App* cmd, ServeArgs* args) {
       ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
 }
 
+// Collectors and analysers apart, with a NATS JetStream stream between them.
+void AddRoleOptions(CLI::App* cmd, ServeArgs* args) {
+  cmd->add_option("--role", args->role,
+                  "all: collect and analyse in this process; collector: decode the inputs and "
+                  "publish record batches to --nats; analyser: analyse the records of --nats, "
+                  "resuming where the --db says (docs/scale-out.md)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"all", "collector", "analyser"}));
+  cmd->add_option("--nats", args->nats,
+                  "NATS JetStream server(s) of --role collector/analyser, nats://HOST:PORT "
+                  "(a cluster: comma-separated)");
+  cmd->add_option("--nats-stream", args->nats_stream, "The stream of record batches")
+      ->capture_default_str();
+  cmd->add_option("--nats-subject", args->nats_subject,
+                  "collector: the subject it publishes on (default records.HOSTNAME); "
+                  "analyser: the subjects it reads (default records.>)");
+  cmd->add_option("--nats-replicas", args->nats_replicas,
+                  "collector: copies of the stream when it creates it (3 on a 3-node cluster)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 5));
+  cmd->add_option("--nats-batch", args->nats_batch, "collector: records per published batch")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
+}
+
 }  // namespace
 
 void RegisterServeCommand(CLI::App& app, int* exit_code) {
@@ -403,6 +487,7 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
                   "Post findings as alerts to this Alertmanager, http[s]://HOST:PORT[/PREFIX] "
                   "(API v2; repeatable or comma-separated; docs/api.md, Alertmanager)")
       ->delimiter(',');
+  AddRoleOptions(cmd, args.get());
   cmd->add_option("--ready-file", args->ready_file,
                   "Write {\"http\": PORT, \"udp\": [PORTS]} here once listening");
   cmd->callback([args, exit_code, token] {

@@ -103,7 +103,25 @@ json IngestJson(const ApiContext& ctx) {
     sources.push_back(std::move(o));
   }
   const PipelineCounters& p = *ctx.pipeline;
+  json stream = nullptr;  // the one-process serve has no stream
+  if (p.stream_role == "collector") {
+    stream = json{{"role", p.stream_role},
+                  {"published_records", p.published_records.load()},
+                  {"published_batches", p.published_batches.load()},
+                  {"publish_errors", p.publish_errors.load()},
+                  {"held_records", p.publish_held_records.load()},
+                  {"lost_records", p.publish_lost_records.load()}};
+  } else if (p.stream_role == "analyser") {
+    const uint64_t next = p.stream_next_sequence.load(), last = p.stream_last_sequence.load();
+    stream = json{{"role", p.stream_role},
+                  {"next_sequence", next},
+                  {"last_sequence", last},
+                  {"lag_messages", last + 1 > next ? last + 1 - next : 0},
+                  {"records_already_analysed", p.stream_already_analysed.load()},
+                  {"reconnects", p.stream_reconnects.load()}};
+  }
   return json{{"sources", sources},
+              {"stream", stream},
               {"queue", {{"records", ctx.queue_size ? ctx.queue_size() : 0},
                          {"capacity", ctx.queue_capacity}}},
               {"buffer_records", p.buffer_records.load()},
@@ -407,6 +425,33 @@ void RenderCaptureMetrics(const ApiContext& ctx, MetricsText& m) {
 }
 
 // Records waiting between the stages: the record queue and the window buffer.
+// Scale-out roles: a collector's publishing, an analyser's place in the stream and its lag.
+void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
+  if (p.stream_role == "collector") {
+    m.Family("llmprism_stream_published_records_total", "counter",
+             "Records a collector published to the stream (acknowledged by it).");
+    m.out += fmt::format("llmprism_stream_published_records_total {}\n", p.published_records.load());
+    m.Family("llmprism_stream_publish_errors_total", "counter",
+             "Publish attempts the stream did not acknowledge (the batch is kept and retried).");
+    m.out += fmt::format("llmprism_stream_publish_errors_total {}\n", p.publish_errors.load());
+    m.Family("llmprism_stream_held_records", "gauge",
+             "Records a collector holds that the stream has not taken yet.");
+    m.out += fmt::format("llmprism_stream_held_records {}\n", p.publish_held_records.load());
+  } else if (p.stream_role == "analyser") {
+    const uint64_t next = p.stream_next_sequence.load(), last = p.stream_last_sequence.load();
+    m.Family("llmprism_stream_lag_messages", "gauge",
+             "Record batches in the stream that this analyser has not read yet.");
+    m.out += fmt::format("llmprism_stream_lag_messages {}\n", last + 1 > next ? last + 1 - next : 0);
+    m.Family("llmprism_stream_records_already_analysed_total", "counter",
+             "Records read again after a restart that only committed windows held (not lost).");
+    m.out += fmt::format("llmprism_stream_records_already_analysed_total {}\n",
+                         p.stream_already_analysed.load());
+    m.Family("llmprism_stream_reconnects_total", "counter",
+             "Times the analyser set up its reading of the stream again (server lost).");
+    m.out += fmt::format("llmprism_stream_reconnects_total {}\n", p.stream_reconnects.load());
+  }
+}
+
 void RenderQueueMetrics(const ApiContext& ctx, MetricsText& m) {
   m.Family("llmprism_queue_records", "gauge", "Records waiting between ingest and windowing.");
   m.out += fmt::format("llmprism_queue_records {}\n", ctx.queue_size ? ctx.queue_size() : 0);
@@ -609,6 +654,7 @@ std::string RenderMetrics(const ApiContext& ctx) {
   RenderDatagramMetrics(ctx, stats, m);
   RenderCaptureMetrics(ctx, m);
   RenderQueueMetrics(ctx, m);
+  RenderStreamMetrics(*ctx.pipeline, m);
   if (ctx.alerts != nullptr) RenderAlertmanagerMetrics(*ctx.alerts, m);
   RenderWindowMetrics(*snap, *ctx.pipeline, m);
   RenderJobMetrics(*snap, m);

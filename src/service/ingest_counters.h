@@ -75,6 +75,16 @@ struct PipelineCounters {
   std::atomic<int64_t> last_shortened_wall_ns{0};
   std::atomic<int64_t> last_failed_wall_ns{0};
 
+  // Scale-out roles (service/service.h ServiceRole): a collector's publishing, an analyser's
+  // reading. `stream_role` is set once at start ("" in the one-process serve).
+  std::string stream_role;
+  std::atomic<uint64_t> published_records{0}, published_batches{0}, publish_errors{0};
+  std::atomic<uint64_t> publish_held_records{0};  // gathered or refused, waiting to be published
+  std::atomic<uint64_t> publish_lost_records{0};  // still unpublished when the collector stopped
+  std::atomic<uint64_t> stream_next_sequence{0}, stream_last_sequence{0};
+  std::atomic<uint64_t> stream_already_analysed{0};  // read again after a restart, not a loss
+  std::atomic<uint64_t> stream_reconnects{0};
+
   // Store: whether the last write succeeded, and what is waiting to be written again.
   std::atomic<bool> store_ok{true};
   std::atomic<uint64_t> unsaved_findings{0}, unsaved_jobs{0}, unsaved_steps{0};

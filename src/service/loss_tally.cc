@@ -29,7 +29,7 @@ std::map<std::string, uint64_t> LossTally::Since(const LossTally& earlier) const
 LossTally TallyLoss(const std::vector<SourceCounters*>& sources, const PipelineCounters& p) {
   LossTally t;
   for (const char* r : {kLossSocket, kLossCollectorQueue, kLossQueueFull, kLossLate,
-                        kLossImplausible, kLossBufferFull, kLossSkipped}) {
+                        kLossImplausible, kLossBufferFull, kLossSkipped, kLossUnpublished}) {
     t.records[r] = 0;
   }
   for (const SourceCounters* s : sources) {
@@ -53,6 +53,7 @@ LossTally TallyLoss(const std::vector<SourceCounters*>& sources, const PipelineC
   }
   t.records[kLossBufferFull] += p.records_given_up.load();
   t.records[kLossSkipped] += p.records_skipped.load();
+  t.records[kLossUnpublished] += p.publish_lost_records.load();
   return t;
 }
 

@@ -31,7 +31,10 @@
 #include "service/loss_tally.h"
 #include "service/memory_plan.h"
 #include "service/record_queue.h"
+#include "scaleout/jetstream.h"
+#include "scaleout/record_stream.h"
 #include "service/store.h"
+#include "service/stream_source.h"
 
 namespace prism::service {
 
@@ -170,6 +173,7 @@ struct Service::Impl {
   // StartHttp).
   Status PlanMemoryBudget();
   Status LoadState();
+  Status OpenStreamRole();
   Status StartHttp();
   void StartThreads();
   std::optional<Topology> topology;
@@ -181,6 +185,11 @@ struct Service::Impl {
   std::unique_ptr<Store> store;
   std::unique_ptr<Tracker> tracker;
   std::unique_ptr<AlertSender> alerts;  // with --alertmanager
+  std::optional<StreamPosition> resumed_position;  // the database's, for an analyser
+  std::unique_ptr<StreamSource> stream_source;      // --role analyser
+  std::unique_ptr<scaleout::JetStream> publish_js;  // --role collector
+  bool analyser() const { return options.stream.role == ServiceRole::kAnalyser; }
+  bool collector() const { return options.stream.role == ServiceRole::kCollector; }
   ActiveAlerts active_alerts;           // analysis thread only
 
   std::vector<std::unique_ptr<ingest::UdpCollector>> collectors;
@@ -218,6 +227,7 @@ struct Service::Impl {
     std::set<std::string> jobs;
     std::set<int64_t> findings;
     std::vector<std::pair<std::string, StepPoint>> steps;
+    std::optional<StreamPosition> stream_position;  // the latest, replacing earlier ones
     bool pending = false;
   };
   static constexpr size_t kMaxUnsavedSteps = 1'000'000;
@@ -306,6 +316,97 @@ struct Service::Impl {
       c->kernel_drops = cap->kernel_drops();
     });
     if (!st) fmt::print(stderr, "llmprism serve: capture stopped: {}\n", st.error().message);
+  }
+
+  // --role analyser: the stream's record batches into the record queue, waiting while it is full
+  // (the stream holds what is not read yet). A lost server is retried every second, logged once
+  // per outage.
+  void RunStream(size_t index) {
+    SourceCounters* c = sources[index].get();
+    PointTable local;
+    BatchingSink sink(index, c, &local, &points, &queue, true, BatchingSink::Reference::kNone,
+                      options.plausibility);
+    bool failing = false;
+    while (!stop_sources.load()) {
+      Stats stats;
+      Status st = stream_source->Poll(64, std::chrono::milliseconds(200), &sink, &local, &stats);
+      sink.Flush();
+      c->MergeStats(stats);
+      pipeline.stream_next_sequence = stream_source->next_sequence();
+      pipeline.stream_last_sequence = stream_source->last_sequence();
+      pipeline.stream_already_analysed = stream_source->records_already_analysed();
+      pipeline.stream_reconnects = stream_source->reconnects();
+      if (!st) {
+        if (!failing) {
+          fmt::print(stderr, "llmprism serve: {}: {}; retrying every second\n",
+                     stream_source->name(), st.error().message);
+        }
+        failing = true;
+        std::unique_lock<std::mutex> lock(stop_mu);
+        stop_cv.wait_for(lock, std::chrono::seconds(1), [&] { return stop_sources.load(); });
+      } else if (failing) {
+        fmt::print(stderr, "llmprism serve: {}: reading again from sequence {}\n",
+                   stream_source->name(), stream_source->next_sequence());
+        failing = false;
+      }
+    }
+  }
+
+  // --role collector: in place of windows and analysis, the record queue's batches published to
+  // the stream. While the stream does not take them, nothing more is taken from the queue (it
+  // fills: UDP and captures then drop, counted; files wait). At shutdown, what is still held
+  // after 10 s of retrying is counted as lost (unpublished).
+  void RunPublish() {
+    PointTable names = points.Copy();
+    scaleout::BatchPublisher publisher(publish_js.get(), options.stream.subject,
+                                       options.stream.id_prefix, &names,
+                                       options.stream.batch_records);
+    std::deque<RecordBatch> batches;
+    bool failing = false;
+    std::chrono::steady_clock::time_point stop_deadline{};
+    while (true) {
+      const bool stopping = stop_sources.load();
+      if (stopping && stop_deadline == std::chrono::steady_clock::time_point{}) {
+        stop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      }
+      size_t n = 0;
+      if (!failing) {
+        batches.clear();
+        n = queue.PopAll(std::chrono::milliseconds(200), &batches);
+        if (n > 0) {
+          names = points.Copy();  // records carry ids of the shared table: names by the latest
+          publisher.set_points(&names);
+        }
+        for (const RecordBatch& b : batches) {
+          for (const FlowRecord& r : b.records) publisher.OnRecord(r);
+        }
+      }
+      Status st = publisher.Flush();
+      pipeline.published_records = publisher.published_records();
+      pipeline.published_batches = publisher.batches();
+      pipeline.publish_errors = publisher.errors();
+      pipeline.publish_held_records = publisher.held_records();
+      if (!st) {
+        if (!failing) {
+          fmt::print(stderr, "llmprism serve: publishing to {}: {}; holding {} records, retrying\n",
+                     options.stream.subject, st.error().message, publisher.held_records());
+        }
+        failing = true;
+        if (stopping && std::chrono::steady_clock::now() > stop_deadline) {
+          pipeline.publish_lost_records = publisher.held_records() + queue.size();
+          fmt::print(stderr, "llmprism serve: LOST {} records: the stream did not take them\n",
+                     pipeline.publish_lost_records.load());
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        continue;
+      }
+      if (failing) {
+        fmt::print(stderr, "llmprism serve: publishing to {} again\n", options.stream.subject);
+      }
+      failing = false;
+      if (stopping && n == 0 && queue.size() == 0) break;
+    }
   }
 
   void ReadFile(size_t index, SourceCounters* c, const std::string& path) {
@@ -398,6 +499,9 @@ struct Service::Impl {
 
   void RunWindows() {
     auto buffer = std::make_unique<WindowBuffer>(options.buffer, account);
+    if (stream_source && stream_source->resumed()) {
+      buffer->ResumeAfter(stream_source->committed_end_ns());
+    }
     BufferTotals carried;
     ClockGuard::Options go;
     go.max_jump_ns = options.buffer.window_ns;
@@ -466,12 +570,18 @@ struct Service::Impl {
       if (accepted_any) {
         last_accept = now;
       } else if (buffer->started() &&
-                 now - last_accept > std::chrono::milliseconds(options.idle_flush_ms)) {
+                 now - last_accept > std::chrono::milliseconds(options.idle_flush_ms) &&
+                 (!stream_source || stream_source->caught_up())) {
         buffer->Flush();
       }
-      if (closing) buffer->Flush();
+      // An analyser stopping leaves its open windows to the stream: the next analyser reads their
+      // records again and analyses them whole.
+      if (closing && !analyser()) buffer->Flush();
       Window w;
       if (closing) {
+        while (!analyser() && buffer->TakeDue(&w)) HandOff(std::move(w), true);
+      } else if (analyser()) {
+        // The stream is the buffer: no window is skipped, reading waits for analysis instead.
         while (buffer->TakeDue(&w)) HandOff(std::move(w), true);
       } else if (!PendingBusy() && buffer->TakeDue(&w, MaxLagWindows())) {
         // Analysis is free: the oldest due window, or, when analysis fell more than a window
@@ -492,6 +602,7 @@ struct Service::Impl {
     for (const JobState* j : write.jobs) unsaved.jobs.insert(j->id);
     for (const StoredFinding* f : write.findings) unsaved.findings.insert(f->id);
     unsaved.steps.insert(unsaved.steps.end(), write.steps.begin(), write.steps.end());
+    if (write.stream_position) unsaved.stream_position = *write.stream_position;
     if (unsaved.steps.size() > kMaxUnsavedSteps) {  // bounded: the oldest step points go
       unsaved.steps.erase(unsaved.steps.begin(),
                           unsaved.steps.begin() +
@@ -513,6 +624,7 @@ struct Service::Impl {
     w.steps = unsaved.steps;
     w.baselines = &tracker->baselines();
     w.next_job_number = tracker->next_job_number();
+    if (unsaved.stream_position) w.stream_position = &*unsaved.stream_position;
     auto st = store->Write(w);
     if (st) {
       if (!pipeline.store_ok.load()) {
@@ -569,6 +681,13 @@ struct Service::Impl {
     const PointTable pts = points.Copy();
     Store::WindowWrite write;
     Status st = tracker->AnalyzeWindow(std::move(job.window), pts, job.loss, &write);
+    // An analyser commits where to read the stream again with the window (also one that failed:
+    // the service moves past it, as it does with other sources).
+    std::optional<StreamPosition> position;
+    if (stream_source) {
+      position = stream_source->PositionAfter(end_ns);
+      write.stream_position = &*position;
+    }
     if (!st) {
       ++pipeline.windows_failed;
       pipeline.last_failed_wall_ns = WallNs();
@@ -702,6 +821,7 @@ Status Service::Impl::LoadState() {
     PRISM_ASSIGN_OR_RETURN(s.store, Store::Open(options.db));
     PRISM_ASSIGN_OR_RETURN(LoadedState loaded, s.store->Load());
     s.pipeline.store_bad_rows = loaded.bad_rows;
+    s.resumed_position = loaded.stream_position;
     fmt::print(stderr, "llmprism serve: {}: resumed {} jobs, {} findings, {} baselines\n",
                options.db, loaded.jobs.size(), loaded.findings.size(), loaded.baselines.size());
     s.tracker->Restore(std::move(loaded));
@@ -711,6 +831,50 @@ Status Service::Impl::LoadState() {
     AlertSenderOptions ao;
     ao.urls = options.alertmanager;
     PRISM_ASSIGN_OR_RETURN(s.alerts, AlertSender::Start(ao));
+  }
+  return OkStatus();
+}
+
+// --role collector: the stream to publish to (created if absent). --role analyser: the stream
+// source, from the position the database holds; it comes last among the sources.
+Status Service::Impl::OpenStreamRole() {
+  Impl& s = *this;
+  const StreamRoleOptions& so = options.stream;
+  s.pipeline.stream_role = so.role == ServiceRole::kCollector  ? "collector"
+                           : so.role == ServiceRole::kAnalyser ? "analyser"
+                                                               : "";
+  if (so.role == ServiceRole::kCollector) {
+    PRISM_ASSIGN_OR_RETURN(s.publish_js, scaleout::JetStream::Connect(so.url, std::chrono::seconds(5)));
+    scaleout::StreamSpec spec;
+    spec.name = so.stream;
+    spec.subjects = {scaleout::kRecordSubjects};
+    spec.replicas = so.replicas;
+    PRISM_RETURN_IF_ERROR(s.publish_js->EnsureStream(spec));
+    fmt::print(stderr, "llmprism serve: collector: publishing to {} subject {} ({})\n", so.stream,
+               so.subject, so.url);
+  } else if (so.role == ServiceRole::kAnalyser) {
+    if (!s.store) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "--role analyser needs --db: the stream position is committed there with "
+                       "each window");
+    }
+    StreamSourceOptions o;
+    o.url = so.url;
+    o.stream = so.stream;
+    o.subject = so.subject;
+    o.window_ns = options.buffer.window_ns;
+    o.step_ns = options.buffer.step_ns;
+    PRISM_ASSIGN_OR_RETURN(s.stream_source, StreamSource::Open(o, s.resumed_position));
+    auto c = std::make_unique<SourceCounters>();
+    c->kind = "stream";
+    c->name = s.stream_source->name();
+    s.sources.push_back(std::move(c));
+    fmt::print(stderr, "llmprism serve: analyser: reading {} from sequence {}{}\n",
+               s.stream_source->name(), s.stream_source->next_sequence(),
+               s.stream_source->resumed()
+                   ? fmt::format(" (windows up to {:.0f} s committed)",
+                                 static_cast<double>(s.stream_source->committed_end_ns()) / 1e9)
+                   : std::string());
   }
   return OkStatus();
 }
@@ -756,8 +920,17 @@ Status Service::Impl::StartHttp() {
 // The analysis and window threads, and one thread per source.
 void Service::Impl::StartThreads() {
   Impl& s = *this;
-  s.analysis_thread = std::thread([&s] { s.RunAnalysis(); });
-  s.window_thread = std::thread([&s] { s.RunWindows(); });
+  if (s.collector()) {
+    // Windows and analysis are the analysers' (the one thread that drains the queue publishes).
+    s.window_thread = std::thread([&s] { s.RunPublish(); });
+  } else {
+    s.analysis_thread = std::thread([&s] { s.RunAnalysis(); });
+    s.window_thread = std::thread([&s] { s.RunWindows(); });
+  }
+  if (s.stream_source) {
+    const size_t index = s.sources.size() - 1;  // the stream is the last source
+    s.source_threads.emplace_back([&s, index] { s.RunStream(index); });
+  }
   for (size_t i = 0; i < s.collectors.size(); ++i) {
     s.source_threads.emplace_back(
         [&s, i] { s.RunUdp(i, s.collectors[i].get(), &s.collector_points[i]); });
@@ -860,6 +1033,7 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
     s.captures.push_back(std::move(cap));
   }
 
+  PRISM_RETURN_IF_ERROR(s.OpenStreamRole());
   PRISM_RETURN_IF_ERROR(s.StartHttp());
   s.StartThreads();
   return std::unique_ptr<Service>(new Service(std::move(impl)));
@@ -883,7 +1057,7 @@ void Service::Stop() {
     s.analysis_done = true;
   }
   s.pending_cv.notify_all();
-  s.analysis_thread.join();
+  if (s.analysis_thread.joinable()) s.analysis_thread.join();
   if (s.alerts) s.alerts->Stop();  // one last attempt at what is waiting, bounded by timeouts
   s.store.reset();  // closes the database (WAL checkpoint)
   if (s.http) s.http->server().stop();

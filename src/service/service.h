@@ -41,6 +41,22 @@
 
 namespace prism::service {
 
+// Where serve's records go and come from (docs/scale-out.md): everything in one process (the
+// default), or collectors and analysers apart with a JetStream stream of record batches between
+// them: a collector decodes its sources and publishes, an analyser reads the stream in place of
+// sources and analyses windows as the one process does.
+enum class ServiceRole { kAll, kCollector, kAnalyser };
+
+struct StreamRoleOptions {
+  ServiceRole role = ServiceRole::kAll;
+  std::string url;        // --nats: nats://HOST:PORT, or a cluster's, comma-separated
+  std::string stream;     // e.g. LLMPRISM_RECORDS
+  std::string subject;    // collector: where it publishes; analyser: what it reads
+  int replicas = 1;       // collector: copies of the stream when it creates it
+  size_t batch_records = 4096;  // collector: records per published batch
+  std::string id_prefix;  // collector: message ids "<id_prefix>-<n>-<hash>"
+};
+
 struct ServiceOptions {
   std::vector<std::string> udp;    // "ADDR:PORT" (IPv6 as [ADDR]:PORT); port 0 = any free port
   std::vector<std::string> sflow_udp;  // sFlow v5 collectors, "ADDR:PORT" as for `udp`
@@ -68,6 +84,7 @@ struct ServiceOptions {
   // Alertmanagers the findings are posted to as alerts (service/alerts.h); empty: none.
   std::vector<std::string> alertmanager;
   int64_t alert_hold_ns = 0;        // endsAt of a firing alert ahead of now; 0: 3 windows, >= 60 s
+  StreamRoleOptions stream;         // --role, --nats...
 };
 
 // "ADDR:PORT" or "[V6]:PORT" (port 0-65535) of --ipfix-udp, --sflow-udp and --http; `what` names the option.

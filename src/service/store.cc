@@ -251,6 +251,26 @@ StatusOr<LoadedState> Store::Load() {
     Stmt q(db_, "SELECT value FROM meta WHERE key = 'next_job_number'");
     if (q.Step() == SQLITE_ROW) out.next_job_number = std::stoll(q.ColText(0));
   }
+  {
+    Stmt q(db_, "SELECT value FROM meta WHERE key = 'stream_position'");
+    if (q.Step() == SQLITE_ROW) {
+      const json j = json::parse(q.ColText(0), nullptr, false);
+      if (!j.is_object() || !j.contains("resume_sequence") || !j.contains("committed_end_ns") ||
+          !j["resume_sequence"].is_number_unsigned() ||
+          !j["committed_end_ns"].is_number_integer()) {
+        // The position cannot be guessed: reading the stream again from its start would count
+        // every record twice. Refuse, naming the row.
+        return MakeError(ErrorCode::kDataLoss, "{}: meta row 'stream_position' is not a stream "
+                         "position: {}", path_, q.ColText(0));
+      }
+      StreamPosition p;
+      p.stream = j.value("stream", "");
+      p.subject = j.value("subject", "");
+      p.resume_sequence = j["resume_sequence"].get<uint64_t>();
+      p.committed_end_ns = j["committed_end_ns"].get<int64_t>();
+      out.stream_position = p;
+    }
+  }
   return out;
 }
 
@@ -322,6 +342,14 @@ Status Store::Write(const WindowWrite& w) {
   {
     Stmt q(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('next_job_number', ?1)");
     q.Text(1, std::to_string(w.next_job_number));
+    if (q.Step() != SQLITE_DONE) return fail("meta");
+  }
+  if (const StreamPosition* p = w.stream_position) {
+    Stmt q(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('stream_position', ?1)");
+    q.Text(1, json{{"stream", p->stream},
+                   {"subject", p->subject},
+                   {"resume_sequence", p->resume_sequence},
+                   {"committed_end_ns", p->committed_end_ns}}.dump());
     if (q.Step() != SQLITE_DONE) return fail("meta");
   }
   if (auto st = Exec("COMMIT"); !st) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,12 +22,22 @@ struct sqlite3;
 
 namespace prism::service {
 
+// Where an analyser reading a record stream starts again (scaleout/stream_checkpoint.h): written
+// in the same transaction as the window it follows, so the results and the position never
+// disagree after a crash.
+struct StreamPosition {
+  std::string stream, subject;
+  uint64_t resume_sequence = 1;
+  int64_t committed_end_ns = 0;  // end of the last window committed
+};
+
 struct LoadedState {
   std::vector<JobState> jobs;            // with up to kMaxStepsInMemory recent steps each
   std::vector<StoredFinding> findings;   // the most recent kMaxFindings, by id
   diagnosis::BaselineStore baselines;
   int64_t next_job_number = 0;
   uint64_t bad_rows = 0;                 // rows that could not be read back (skipped)
+  std::optional<StreamPosition> stream_position;  // an analyser's (serve --role analyser)
 };
 
 class Store {
@@ -48,6 +59,7 @@ class Store {
     std::vector<const StoredFinding*> findings;             // new or updated findings
     const diagnosis::BaselineStore* baselines = nullptr;
     int64_t next_job_number = 0;
+    const StreamPosition* stream_position = nullptr;  // an analyser's, after this window
   };
   Status Write(const WindowWrite& w);
 

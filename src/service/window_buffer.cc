@@ -54,6 +54,12 @@ void WindowBuffer::Anchor() {
   next_end_ns_ = Bucket(min_start_ns_) * options_.step_ns + options_.window_ns;
 }
 
+void WindowBuffer::ResumeAfter(int64_t committed_end_ns) {
+  anchored_ = true;
+  next_end_ns_ = committed_end_ns + options_.step_ns;
+  last_taken_end_ns_ = committed_end_ns;
+}
+
 WindowBuffer::AddResult WindowBuffer::Add(const FlowRecord& r) {
   const int64_t b = Bucket(r.start_ns);
   started_ = true;

@@ -82,6 +82,10 @@ class WindowBuffer {
   bool TakeDue(Window* out, size_t max_lag_windows = 0);
   // Makes every window that holds data due (the watermark jumps to the latest end seen).
   void Flush() { flush_ = true; }
+  // Before any record: the windows up to `committed_end_ns` were analysed by an earlier process
+  // (serve --role analyser, scaleout/stream_checkpoint.h). Windows go on one step later, on the
+  // same grid, and a flush takes no window the earlier process would not have taken.
+  void ResumeAfter(int64_t committed_end_ns);
 
   size_t size() const { return size_; }  // records held
   int64_t bytes() const { return account_->bytes(); }

@@ -275,3 +275,62 @@ TEST(WindowBuffer, FarBehindSkipsToTheNewestDueWindow) {
 
 }  // namespace
 }  // namespace prism::service
+
+namespace prism::service {
+namespace {
+
+// The windows an uninterrupted buffer takes after window `committed_end`, against those a buffer
+// resumed there takes from the records only later windows hold: the same windows, same records.
+TEST(WindowBuffer, ResumedAfterACommittedWindowTakesTheSameLaterWindows) {
+  std::vector<FlowRecord> records;
+  for (int64_t t = 1003; t < 1200; t += 2) records.push_back(Rec(t));
+  const int64_t committed_end = 1100 * kS;
+  auto take_all = [](WindowBuffer& b, const std::vector<FlowRecord>& rs, int64_t after) {
+    std::vector<std::pair<int64_t, std::vector<int64_t>>> out;
+    Window w;
+    for (const FlowRecord& r : rs) {
+      EXPECT_EQ(b.Add(r), WindowBuffer::AddResult::kAccepted);
+      while (b.TakeDue(&w)) {
+        if (w.end_ns > after) out.push_back({w.end_ns / kS, StartsS(w)});
+      }
+    }
+    b.Flush();
+    while (b.TakeDue(&w)) {
+      if (w.end_ns > after) out.push_back({w.end_ns / kS, StartsS(w)});
+    }
+    return out;
+  };
+  WindowBuffer whole(Opts());
+  const auto expected = take_all(whole, records, committed_end);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(expected.front().first, 1110);
+
+  std::vector<FlowRecord> later;  // what a restart reads again and keeps
+  for (const FlowRecord& r : records) {
+    if (r.start_ns >= committed_end + 10 * kS - 60 * kS) later.push_back(r);
+  }
+  WindowBuffer resumed(Opts());
+  resumed.ResumeAfter(committed_end);
+  EXPECT_EQ(take_all(resumed, later, INT64_MIN), expected);
+}
+
+TEST(WindowBuffer, ResumedAfterTheLastWindowAFlushTakesNothingMore) {
+  // The earlier process flushed at the end of its data: its last window ended after the data.
+  WindowBuffer resumed(Opts());
+  resumed.ResumeAfter(1200 * kS);
+  for (int64_t t = 1150; t < 1195; t += 5) {
+    ASSERT_EQ(resumed.Add(Rec(t)), WindowBuffer::AddResult::kAccepted);
+  }
+  resumed.Flush();
+  Window w;
+  EXPECT_FALSE(resumed.TakeDue(&w));
+  // New data: the windows go on.
+  ASSERT_EQ(resumed.Add(Rec(1203)), WindowBuffer::AddResult::kAccepted);
+  resumed.Flush();
+  ASSERT_TRUE(resumed.TakeDue(&w));
+  EXPECT_EQ(w.end_ns, 1210 * kS);
+  EXPECT_EQ(StartsS(w).front(), 1150);
+}
+
+}  // namespace
+}  // namespace prism::service

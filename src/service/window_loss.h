@@ -22,6 +22,7 @@ inline constexpr const char* kLossLate = "late";                // older than ev
 inline constexpr const char* kLossImplausible = "implausible_time";
 inline constexpr const char* kLossBufferFull = "buffer_full";   // memory budget
 inline constexpr const char* kLossSkipped = "skipped";          // only in windows skipped
+inline constexpr const char* kLossUnpublished = "unpublished";  // a collector stopped holding them
 
 struct WindowLoss {
   uint64_t accepted = 0;                 // records placed in windows over the same interval

@@ -1,0 +1,130 @@
+#include "service/stream_source.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "scaleout/record_batch.h"
+
+namespace prism::service {
+
+StatusOr<std::unique_ptr<StreamSource>> StreamSource::Open(
+    const StreamSourceOptions& options, const std::optional<StreamPosition>& resumed) {
+  uint64_t first = 1;
+  std::optional<int64_t> committed;
+  if (resumed) {
+    if (resumed->stream != options.stream || resumed->subject != options.subject) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "the database holds the position of stream {} subject {}, not of {} {}: "
+                       "use another --db for another stream",
+                       resumed->stream, resumed->subject, options.stream, options.subject);
+    }
+    first = resumed->resume_sequence;
+    committed = resumed->committed_end_ns;
+  }
+  auto source = std::unique_ptr<StreamSource>(new StreamSource(options, first, committed));
+  PRISM_RETURN_IF_ERROR(source->Connect());
+  return source;
+}
+
+StreamSource::StreamSource(const StreamSourceOptions& options, uint64_t first_sequence,
+                           std::optional<int64_t> committed_end_ns)
+    : options_(options),
+      checkpoint_(options.window_ns, options.step_ns, first_sequence),
+      committed_end_ns_(committed_end_ns) {
+  next_sequence_ = std::max<uint64_t>(1, first_sequence);
+  if (committed_end_ns_) {
+    first_needed_start_ns_ = scaleout::StreamCheckpoint::FirstUncommittedStart(
+        *committed_end_ns_, options.window_ns, options.step_ns);
+  }
+}
+
+std::string StreamSource::name() const {
+  return fmt::format("stream:{}/{}", options_.stream, options_.subject);
+}
+
+Status StreamSource::Connect() {
+  consumer_.reset();
+  if (!js_) {
+    auto js = scaleout::JetStream::Connect(options_.url, std::chrono::seconds(5));
+    if (!js) return std::unexpected(js.error());
+    js_ = std::move(*js);
+  }
+  auto consumer = js_->ReadFrom(options_.stream, options_.subject, next_sequence_.load());
+  if (!consumer) return std::unexpected(consumer.error());
+  consumer_ = std::move(*consumer);
+  return OkStatus();
+}
+
+void StreamSource::LookUpLastSequence() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_lookup_ < std::chrono::seconds(1)) return;
+  last_lookup_ = now;
+  if (auto last = js_->LastSequence(options_.stream)) last_sequence_ = *last;
+}
+
+Status StreamSource::Poll(int max_messages, std::chrono::milliseconds wait, FlowSink* sink,
+                          PointTable* points, Stats* stats) {
+  if (!consumer_) {
+    ++reconnects_;
+    if (Status st = Connect(); !st) {
+      reachable_ = false;
+      return st;
+    }
+  }
+  auto messages = consumer_->Fetch(max_messages, wait);
+  if (!messages) {
+    // The server went away or dropped the reader: read again from the first message not read.
+    consumer_.reset();
+    reachable_ = false;
+    return std::unexpected(messages.error());
+  }
+  reachable_ = true;
+  LookUpLastSequence();
+  for (scaleout::DeliveredMessage& m : *messages) {
+    const uint64_t seq = m.stream_sequence();
+    if (seq < next_sequence_.load()) continue;  // delivered again after a reconnect: read once
+    next_sequence_ = seq + 1;
+    auto batch = scaleout::DecodeRecordBatch(m.data());
+    if (!batch) {
+      stats->Add(Stat::record_batches_bad);
+      fmt::print(stderr, "llmprism serve: {} message {} skipped: {}\n", name(), seq,
+                 batch.error().message);
+      checkpoint_.Read(seq, false, 0);
+      continue;
+    }
+    stats->Add(Stat::record_batches);
+    std::vector<PointId> point_of;
+    point_of.reserve(batch->point_names.size());
+    for (const std::string& n : batch->point_names) point_of.push_back(points->Intern(n));
+    int64_t latest_start = INT64_MIN;
+    for (const FlowRecord& r : batch->records) latest_start = std::max(latest_start, r.start_ns);
+    // Known before its records can reach a window: the message stays needed until the last
+    // window holding them is committed.
+    checkpoint_.Read(seq, !batch->records.empty(), latest_start);
+    uint64_t skipped = 0;
+    for (FlowRecord& r : batch->records) {
+      if (r.start_ns < first_needed_start_ns_) {
+        ++skipped;
+        continue;
+      }
+      if (r.point != kNoPoint) r.point = point_of[r.point];
+      sink->OnRecord(r);
+    }
+    stats->Add(Stat::records_read, batch->records.size() - skipped);
+    already_analysed_ += skipped;
+  }
+  return OkStatus();
+}
+
+StreamPosition StreamSource::PositionAfter(int64_t end_ns) {
+  StreamPosition p;
+  p.stream = options_.stream;
+  p.subject = options_.subject;
+  p.resume_sequence = checkpoint_.ResumeSequence(end_ns);
+  p.committed_end_ns = end_ns;
+  return p;
+}
+
+}  // namespace prism::service

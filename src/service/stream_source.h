@@ -1,0 +1,83 @@
+// File: service/stream_source.h
+// `serve --role analyser`: the records come from a JetStream stream of record batches
+// (scaleout/record_stream.h) that `serve --role collector` or `llmprism publish` wrote, instead of
+// sockets, directories or interfaces. The source reads from the position committed with the last
+// window (scaleout/stream_checkpoint.h, service/store.h StreamPosition), skips the records only
+// committed windows hold, and gives the analysis thread the position to commit with each window:
+// a restarted analyser (crash, upgrade) analyses every window once and whole.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/flow_record.h"
+#include "core/name_table.h"
+#include "core/stats.h"
+#include "core/status.h"
+#include "scaleout/jetstream.h"
+#include "scaleout/stream_checkpoint.h"
+#include "service/store.h"
+
+namespace prism::service {
+
+struct StreamSourceOptions {
+  std::string url;      // nats://HOST:PORT, or several comma-separated (a cluster)
+  std::string stream;   // e.g. LLMPRISM_RECORDS
+  std::string subject;  // e.g. records.>
+  int64_t window_ns = 0, step_ns = 0;  // the window grid (service/window_buffer.h)
+};
+
+class StreamSource {
+ public:
+  // `resumed`: the position the database holds (none for a new analyser: the stream's start).
+  // A position of another stream or subject is refused: it would skip or repeat records.
+  static StatusOr<std::unique_ptr<StreamSource>> Open(const StreamSourceOptions& options,
+                                                      const std::optional<StreamPosition>& resumed);
+
+  // One fetch of up to `max_messages`, waiting at most `wait`: records to `sink` (point names
+  // interned in `points`), bad batches counted (record_batches_bad) and skipped. An error (the
+  // server gone) leaves the position where it was; the next Poll connects again and goes on
+  // from the first message not read.
+  Status Poll(int max_messages, std::chrono::milliseconds wait, FlowSink* sink, PointTable* points,
+              Stats* stats);
+  // Analysis thread: the position to commit with the window ending at `end_ns`.
+  StreamPosition PositionAfter(int64_t end_ns);
+
+  std::string name() const;                  // "stream:LLMPRISM_RECORDS/records.>"
+  bool resumed() const { return committed_end_ns_.has_value(); }
+  int64_t committed_end_ns() const { return committed_end_ns_.value_or(0); }
+  uint64_t next_sequence() const { return next_sequence_.load(); }
+  uint64_t last_sequence() const { return last_sequence_.load(); }  // the stream's, last looked up
+  // Records read again after a restart that only committed windows hold (not a loss).
+  uint64_t records_already_analysed() const { return already_analysed_.load(); }
+  uint64_t reconnects() const { return reconnects_.load(); }
+  // The last fetch worked and nothing the stream held (at the last look) is left to read: only
+  // then is a pause in the records a pause in the data (serve's idle flush), not an outage or a
+  // backlog.
+  bool caught_up() const {
+    return reachable_.load() && next_sequence_.load() > last_sequence_.load();
+  }
+
+ private:
+  StreamSource(const StreamSourceOptions& options, uint64_t first_sequence,
+               std::optional<int64_t> committed_end_ns);
+  Status Connect();
+  void LookUpLastSequence();
+
+  StreamSourceOptions options_;
+  scaleout::StreamCheckpoint checkpoint_;
+  std::optional<int64_t> committed_end_ns_;
+  int64_t first_needed_start_ns_ = INT64_MIN;  // records before it: already analysed
+  std::unique_ptr<scaleout::JetStream> js_;
+  std::unique_ptr<scaleout::PullConsumer> consumer_;
+  std::chrono::steady_clock::time_point last_lookup_{};
+  std::atomic<uint64_t> next_sequence_{1}, last_sequence_{0}, already_analysed_{0},
+      reconnects_{0};
+  std::atomic<bool> reachable_{false};
+};
+
+}  // namespace prism::service
