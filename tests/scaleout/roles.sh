@@ -44,38 +44,7 @@ for name, part in (("part1", [r for r in rows if int(r["start_ns"]) < cut]),
 print(f"{len(rows)} records, cut at +27 s")
 PY
 
-# drop DIR FILE: a file appears whole in a watched directory.
-drop() { cp "$2" "$1/.$(basename "$2")" && mv "$1/.$(basename "$2")" "$1/$(basename "$2")"; }
-# health PORT KEY: one field of /api/v1/health.
-health() {
-  curl -sf "http://127.0.0.1:$1/api/v1/health" | $py -c "import json,sys; print(json.load(sys.stdin)$2)"
-}
-# settle PORT: waits (at most 90 s) until no window has come for idle + 2 s with nothing in
-# analysis: the last windows come with the idle flush.
-settle() {
-  local last=-1 same=0 n
-  for _ in $(seq 900); do
-    n=$(health "$1" '["windows_analysed"]' 2>/dev/null || echo -1)
-    if [ "$n" = "$last" ] && [ "$(health "$1" '["analysing"]')" = "None" ]; then
-      same=$((same + 1)); [ $same -ge $(( (idle + 2) * 10 )) ] && return 0
-    else
-      same=0; last=$n
-    fi
-    sleep 0.1
-  done
-  echo "FAIL windows did not settle on port $1"; return 1
-}
-# state PORT OUT: findings and jobs (with their step series) as JSON.
-state() {
-  $py - "$1" "$2" <<'PY'
-import json, sys, urllib.request
-port, out = sys.argv[1], sys.argv[2]
-get = lambda p: json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}{p}"))
-jobs = {j["id"]: get(f"/api/v1/jobs/{j['id']}") for j in get("/api/v1/jobs")["jobs"]}
-json.dump({"findings": get("/api/v1/findings")["findings"], "jobs": jobs,
-           "ingest": get("/api/v1/ingest")}, open(out, "w"), indent=1, sort_keys=True)
-PY
-}
+. "$(dirname "$0")/roles_harness.sh"
 
 # The reference: one process.
 mkdir -p "$work/ref-watch"
@@ -131,48 +100,19 @@ for a in A B C; do state ${port[$a]} "$work/$a.json"; done
 curl -sf "http://127.0.0.1:$col_port/api/v1/ingest" >"$work/collector.json"
 curl -sf "http://127.0.0.1:${port[B]}/metrics" >"$work/B.metrics"
 
-$py - "$work" <<'PY'
-import json, sys
+$py - "$work" "$(dirname "$0")" <<'PY'
+import sys
 work = sys.argv[1]
-fails = 0
-def check(ok, what):
-    global fails
-    print(("ok   " if ok else "FAIL ") + what)
-    fails += not ok
-
-def essence(state):
-    fs = sorted((f["kind"], f["severity"], f["job"], tuple(f["gpus"]), tuple(f["switches"]),
-                 f["start_ns"], f["end_ns"], f["first_window_end_ns"], f["last_window_end_ns"],
-                 f["windows"]) for f in state["findings"])
-    jobs = {i: (j["layout"], j["windows"], j["step_series"]["rows"], j["gpus"])
-            for i, j in state["jobs"].items()}
-    return fs, jobs
-
-ref = json.load(open(f"{work}/ref.json"))
-rf, rj = essence(ref)
-check(len(rj) == 1 and any(f[0] == "slow_step" for f in rf),
-      f"reference: {len(rj)} job, {len(rf)} findings, the slow steps among them")
-check(ref["ingest"]["records_lost"] and sum(ref["ingest"]["records_lost"].values()) == 0,
-      "reference lost no record")
-col = json.load(open(f"{work}/collector.json"))
-check(col["stream"]["published_records"] == 4832 and col["stream"]["held_records"] == 0,
-      f"collector published {col['stream']['published_records']} records of 4832, "
-      f"{col['stream']['publish_errors']} publish errors retried")
+sys.path.insert(0, sys.argv[2])
+import compare_state as c
+ref = c.load(f"{work}/ref.json")
+c.check_reference(ref, "slow_step")
+c.check_collectors([c.load(f"{work}/collector.json")], 4832)
 for a in "ABC":
-    s = json.load(open(f"{work}/{a}.json"))
-    f, j = essence(s)
-    check(f == rf, f"analyser {a}: the reference's {len(rf)} findings ({len(f)})")
-    check(j == rj, f"analyser {a}: the reference's jobs, windows and step series")
-    lost = sum(s["ingest"]["records_lost"].values())
-    check(lost == 0, f"analyser {a}: no record lost ({s['ingest']['records_lost']})")
-    if a != "A":
-        log = open(f"{work}/{a}-2.log").read()
-        check("windows up to" in log, f"analyser {a} resumed after its committed windows")
-        check(s["ingest"]["stream"]["records_already_analysed"] > 0,
-              f"analyser {a}: {s['ingest']['stream']['records_already_analysed']} records read "
-              "again were skipped as already analysed")
-metrics = open(f"{work}/B.metrics").read()
-check("llmprism_stream_lag_messages 0" in metrics, "analyser B's /metrics: lag 0 at the end")
-sys.exit(1 if fails else 0)
+    c.check_analyser(a, c.load(f"{work}/{a}.json"), ref,
+                     None if a == "A" else f"{work}/{a}-2.log")
+c.check("llmprism_stream_lag_messages 0" in open(f"{work}/B.metrics").read(),
+        "analyser B's /metrics: llmprism_stream_lag_messages 0")
+sys.exit(1 if c.fails else 0)
 PY
 echo "roles: all checks passed"

@@ -1,0 +1,67 @@
+"""Checks shared by the scale-out tests of serve's roles (roles.sh, cluster.sh): the state of each
+analyser (tests/scaleout/roles_harness.sh `state`) against the one-process reference's.
+
+What must be equal: every finding (kind, severity, job, GPUs, switches, start and end, the first
+and last window that reported it, how many windows did) and every job (layout, windows it was
+seen in, GPUs, step series). A window analysed twice or lost shows in the windows counts, the
+findings' windows and the step series."""
+import json
+
+fails = 0
+
+
+def check(ok, what):
+    global fails
+    print(("ok   " if ok else "FAIL ") + what)
+    fails += not ok
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def essence(state):
+    findings = sorted((f["kind"], f["severity"], f["job"], tuple(f["gpus"]), tuple(f["switches"]),
+                       f["start_ns"], f["end_ns"], f["first_window_end_ns"],
+                       f["last_window_end_ns"], f["windows"]) for f in state["findings"])
+    jobs = {i: (j["layout"], j["windows"], j["step_series"]["rows"], j["gpus"])
+            for i, j in state["jobs"].items()}
+    return findings, jobs
+
+
+def lost(state):
+    return sum(state["ingest"]["records_lost"].values())
+
+
+def check_reference(ref, fault_kind):
+    findings, jobs = essence(ref)
+    check(len(jobs) >= 1 and any(f[0] == fault_kind for f in findings),
+          f"reference: {len(jobs)} job(s), {len(findings)} findings, {fault_kind} among them")
+    check(lost(ref) == 0, "reference lost no record")
+
+
+def check_collectors(collectors, records):
+    published = sum(c["stream"]["published_records"] for c in collectors)
+    held = sum(c["stream"]["held_records"] for c in collectors)
+    errors = sum(c["stream"]["publish_errors"] for c in collectors)
+    check(published == records and held == 0,
+          f"{len(collectors)} collector(s) published {published} records of {records}, "
+          f"{errors} failed publish attempts retried")
+
+
+def check_analyser(name, state, ref, resumed_log=None):
+    findings, jobs = essence(state)
+    ref_findings, ref_jobs = essence(ref)
+    check(findings == ref_findings,
+          f"analyser {name}: the reference's {len(ref_findings)} findings ({len(findings)})")
+    check(jobs == ref_jobs, f"analyser {name}: the reference's jobs, windows and step series")
+    check(lost(state) == 0, f"analyser {name}: no record lost ({state['ingest']['records_lost']})")
+    check(state["ingest"]["stream"]["lag_messages"] == 0, f"analyser {name}: lag 0 at the end")
+    if resumed_log is not None:
+        with open(resumed_log) as f:
+            log = f.read()
+        check("windows up to" in log, f"analyser {name} resumed after its committed windows")
+        skipped = state["ingest"]["stream"]["records_already_analysed"]
+        check(skipped > 0,
+              f"analyser {name}: {skipped} records read again were skipped as already analysed")

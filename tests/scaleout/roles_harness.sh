@@ -1,0 +1,40 @@
+# Sourced by the scale-out tests of serve's roles (roles.sh, cluster.sh), after serve_harness.sh
+# (py) and with `idle` set to the --idle-flush seconds of the servers:
+#   drop DIR FILE     a file appears whole in a watched directory
+#   health PORT KEY   one field of /api/v1/health, e.g. '["windows_analysed"]'
+#   settle PORT       waits until the windows stop (the idle flush included)
+#   state PORT OUT    findings, jobs with their step series, and /api/v1/ingest, as JSON
+# compare_state.py compares such states.
+# drop DIR FILE: a file appears whole in a watched directory.
+drop() { cp "$2" "$1/.$(basename "$2")" && mv "$1/.$(basename "$2")" "$1/$(basename "$2")"; }
+# health PORT KEY: one field of /api/v1/health.
+health() {
+  curl -sf "http://127.0.0.1:$1/api/v1/health" | $py -c "import json,sys; print(json.load(sys.stdin)$2)"
+}
+# settle PORT: waits (at most 90 s) until no window has come for idle + 2 s with nothing in
+# analysis: the last windows come with the idle flush.
+settle() {
+  local last=-1 same=0 n
+  for _ in $(seq 900); do
+    n=$(health "$1" '["windows_analysed"]' 2>/dev/null || echo -1)
+    if [ "$n" = "$last" ] && [ "$(health "$1" '["analysing"]')" = "None" ]; then
+      same=$((same + 1)); [ $same -ge $(( (idle + 2) * 10 )) ] && return 0
+    else
+      same=0; last=$n
+    fi
+    sleep 0.1
+  done
+  echo "FAIL windows did not settle on port $1"; return 1
+}
+# state PORT OUT: findings and jobs (with their step series) as JSON.
+state() {
+  $py - "$1" "$2" <<'PY'
+import json, sys, urllib.request
+port, out = sys.argv[1], sys.argv[2]
+get = lambda p: json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}{p}"))
+jobs = {j["id"]: get(f"/api/v1/jobs/{j['id']}") for j in get("/api/v1/jobs")["jobs"]}
+json.dump({"findings": get("/api/v1/findings")["findings"], "jobs": jobs,
+           "ingest": get("/api/v1/ingest")}, open(out, "w"), indent=1, sort_keys=True)
+PY
+}
+
