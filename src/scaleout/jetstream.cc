@@ -3,6 +3,8 @@
 #include <nats/nats.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace prism::scaleout {
 
@@ -67,10 +69,25 @@ StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(const std::string& url,
                                                         std::chrono::milliseconds timeout) {
   natsOptions* opts = nullptr;
   natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
+  // A cluster's servers: every one is tried, and reconnected to when another fails.
+  std::vector<std::string> servers;
+  for (size_t from = 0; from <= url.size();) {
+    const size_t comma = std::min(url.find(',', from), url.size());
+    if (comma > from) servers.push_back(url.substr(from, comma - from));
+    from = comma + 1;
+  }
+  std::vector<const char*> server_ptrs;
+  for (const std::string& server : servers) server_ptrs.push_back(server.c_str());
+  if (s == NATS_OK) {
+    s = natsOptions_SetServers(opts, server_ptrs.data(), static_cast<int>(server_ptrs.size()));
+  }
   if (s == NATS_OK) s = natsOptions_SetTimeout(opts, timeout.count());
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 250);
+  // A server that stops answering (a partition, SIGSTOP) is left after ~3 s, not the default 4
+  // minutes: pings every second, at most 3 unanswered.
+  if (s == NATS_OK) s = natsOptions_SetPingInterval(opts, 1000);
+  if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(opts, 3);
   natsConnection* nc = nullptr;
   if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
   natsOptions_Destroy(opts);

@@ -61,7 +61,10 @@ void StreamSource::LookUpLastSequence() {
   const auto now = std::chrono::steady_clock::now();
   if (now - last_lookup_ < std::chrono::seconds(1)) return;
   last_lookup_ = now;
-  if (auto last = js_->LastSequence(options_.stream)) last_sequence_ = *last;
+  auto last = js_->LastSequence(options_.stream);
+  // The stream not answering (its node gone, no leader yet) is an outage, not quiet data.
+  reachable_ = last.has_value();
+  if (last) last_sequence_ = *last;
 }
 
 Status StreamSource::Poll(int max_messages, std::chrono::milliseconds wait, FlowSink* sink,
@@ -82,6 +85,15 @@ Status StreamSource::Poll(int max_messages, std::chrono::milliseconds wait, Flow
   }
   reachable_ = true;
   LookUpLastSequence();
+  // A reader whose server went away with its consumer gets nothing, without an error, while the
+  // stream holds messages it has not read: after 3 s of that, set the reading up again.
+  const auto now = std::chrono::steady_clock::now();
+  if (!messages->empty() || last_sequence_.load() < next_sequence_.load()) {
+    stalled_since_ = now;
+  } else if (now - stalled_since_ > std::chrono::seconds(3)) {
+    consumer_.reset();
+    stalled_since_ = now;
+  }
   for (scaleout::DeliveredMessage& m : *messages) {
     const uint64_t seq = m.stream_sequence();
     if (seq < next_sequence_.load()) continue;  // delivered again after a reconnect: read once

@@ -75,6 +75,7 @@ class StreamSource {
   std::unique_ptr<scaleout::JetStream> js_;
   std::unique_ptr<scaleout::PullConsumer> consumer_;
   std::chrono::steady_clock::time_point last_lookup_{};
+  std::chrono::steady_clock::time_point stalled_since_{};  // messages to read, none coming
   std::atomic<uint64_t> next_sequence_{1}, last_sequence_{0}, already_analysed_{0},
       reconnects_{0};
   std::atomic<bool> reachable_{false};

@@ -1,4 +1,5 @@
-# Sourced by the scale-out tests: a real nats-server with JetStream on 127.0.0.1 only.
+# Sourced by the scale-out tests: real nats-servers with JetStream on 127.0.0.1 only, one alone or
+# three in a cluster.
 #   nats_start DIR   starts it with its store in DIR/store, logging to DIR/nats.log, and waits
 #                    (at most 10 s) until /healthz says it and JetStream are ready. Ports are
 #                    picked free the first time and kept, so a restart serves the same URL.
@@ -30,4 +31,50 @@ nats_start() {
 nats_stop() {
   local p
   for p in "${NATS_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+}
+
+# A 3-node cluster on loopback (JetStream with R3 streams):
+#   nats_cluster_start DIR   starts nodes 1-3 (stores in DIR/node<i>/store, logs DIR/node<i>.log)
+#                            and waits (at most 30 s) until every one says JetStream is ready.
+#                            Sets NATS_URLS (the three client URLs, comma-separated) and
+#                            NATS_NODE_PID[i]. Ports are picked free once and kept.
+#   nats_node_start DIR I    (re)starts node I on its ports and store, and waits for it.
+declare -A NATS_NODE_PID NATS_NODE_PORT NATS_NODE_MON NATS_NODE_ROUTE
+nats_node_start() {
+  local dir=$1 i=$2 bin routes=() j
+  bin=$(command -v nats-server || echo /usr/sbin/nats-server)
+  [ -x "$bin" ] || { echo "FAIL nats-server is not installed (scripts/setup.sh installs it)"; exit 1; }
+  for j in 1 2 3; do
+    [ "$j" = "$i" ] || routes+=("nats://127.0.0.1:${NATS_NODE_ROUTE[$j]}")
+  done
+  mkdir -p "$dir/node$i"
+  "$bin" -js -a 127.0.0.1 -p "${NATS_NODE_PORT[$i]}" -m "${NATS_NODE_MON[$i]}" \
+    -sd "$dir/node$i/store" -n "node$i" --cluster_name llmprism \
+    --cluster "nats://127.0.0.1:${NATS_NODE_ROUTE[$i]}" --routes "$(IFS=,; echo "${routes[*]}")" \
+    >>"$dir/node$i.log" 2>&1 &
+  NATS_NODE_PID[$i]=$!
+  NATS_PIDS+=("$!")
+}
+nats_node_wait() {
+  local dir=$1 i=$2
+  for _ in $(seq 300); do
+    curl -sf "http://127.0.0.1:${NATS_NODE_MON[$i]}/healthz" >/dev/null 2>&1 && return 0
+    kill -0 "${NATS_NODE_PID[$i]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  cat "$dir/node$i.log"
+  echo "FAIL nats node $i did not become healthy"
+  exit 1
+}
+nats_cluster_start() {
+  local dir=$1 i urls=()
+  for i in 1 2 3; do
+    NATS_NODE_PORT[$i]=${NATS_NODE_PORT[$i]:-$(nats_free_port)}
+    NATS_NODE_MON[$i]=${NATS_NODE_MON[$i]:-$(nats_free_port)}
+    NATS_NODE_ROUTE[$i]=${NATS_NODE_ROUTE[$i]:-$(nats_free_port)}
+    urls+=("nats://127.0.0.1:${NATS_NODE_PORT[$i]}")
+  done
+  NATS_URLS=$(IFS=,; echo "${urls[*]}")
+  for i in 1 2 3; do nats_node_start "$dir" $i; done
+  for i in 1 2 3; do nats_node_wait "$dir" $i; done
 }
