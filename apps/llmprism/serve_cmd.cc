@@ -240,7 +240,8 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);
     so.subject = args.nats_subject.empty() ? fmt::format("records.{}", host) : args.nats_subject;
-    if (!so.subject.starts_with("records.") || so.subject.find_first_of("*> ") != std::string::npos) {
+    if (!so.subject.starts_with("records.") ||
+        so.subject.find_first_of("*> ") != std::string::npos) {
       return fmt::format("--nats-subject {}: a collector publishes on one subject records.NAME",
                          so.subject);
     }

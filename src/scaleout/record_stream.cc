@@ -32,7 +32,8 @@ void BatchPublisher::Seal() {
   Held h;
   h.records = writer_.size();
   h.bytes = writer_.Finish();
-  h.id = fmt::format("{}-{}-{:016x}", id_prefix_, sealed_++, std::hash<std::string_view>()(h.bytes));
+  h.id = fmt::format("{}-{}-{:016x}", id_prefix_, sealed_++,
+                     std::hash<std::string_view>()(h.bytes));
   held_.push_back(std::move(h));
 }
 
@@ -67,7 +68,8 @@ uint64_t BatchPublisher::held_records() const {
 StatusOr<StreamAddress> ParseStreamAddress(const std::string& url) {
   constexpr std::string_view kScheme = "nats://";
   if (!url.starts_with(kScheme))
-    return MakeError(ErrorCode::kInvalidArgument, "{}: expected nats://HOST:PORT[/STREAM[/SUBJECT]]",
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "{}: expected nats://HOST:PORT[/STREAM[/SUBJECT]]",
                      url);
   StreamAddress a;
   const size_t slash = url.find('/', kScheme.size());

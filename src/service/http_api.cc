@@ -112,11 +112,10 @@ json IngestJson(const ApiContext& ctx) {
                   {"held_records", p.publish_held_records.load()},
                   {"lost_records", p.publish_lost_records.load()}};
   } else if (p.stream_role == "analyser") {
-    const uint64_t next = p.stream_next_sequence.load(), last = p.stream_last_sequence.load();
     stream = json{{"role", p.stream_role},
-                  {"next_sequence", next},
-                  {"last_sequence", last},
-                  {"lag_messages", last + 1 > next ? last + 1 - next : 0},
+                  {"next_sequence", p.stream_next_sequence.load()},
+                  {"last_sequence", p.stream_last_sequence.load()},
+                  {"lag_messages", p.stream_lag_messages()},
                   {"records_already_analysed", p.stream_already_analysed.load()},
                   {"reconnects", p.stream_reconnects.load()}};
   }
@@ -430,7 +429,8 @@ void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
   if (p.stream_role == "collector") {
     m.Family("llmprism_stream_published_records_total", "counter",
              "Records a collector published to the stream (acknowledged by it).");
-    m.out += fmt::format("llmprism_stream_published_records_total {}\n", p.published_records.load());
+    m.out += fmt::format("llmprism_stream_published_records_total {}\n",
+                         p.published_records.load());
     m.Family("llmprism_stream_publish_errors_total", "counter",
              "Publish attempts the stream did not acknowledge (the batch is kept and retried).");
     m.out += fmt::format("llmprism_stream_publish_errors_total {}\n", p.publish_errors.load());
@@ -438,10 +438,9 @@ void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
              "Records a collector holds that the stream has not taken yet.");
     m.out += fmt::format("llmprism_stream_held_records {}\n", p.publish_held_records.load());
   } else if (p.stream_role == "analyser") {
-    const uint64_t next = p.stream_next_sequence.load(), last = p.stream_last_sequence.load();
     m.Family("llmprism_stream_lag_messages", "gauge",
              "Record batches in the stream that this analyser has not read yet.");
-    m.out += fmt::format("llmprism_stream_lag_messages {}\n", last + 1 > next ? last + 1 - next : 0);
+    m.out += fmt::format("llmprism_stream_lag_messages {}\n", p.stream_lag_messages());
     m.Family("llmprism_stream_records_already_analysed_total", "counter",
              "Records read again after a restart that only committed windows held (not lost).");
     m.out += fmt::format("llmprism_stream_records_already_analysed_total {}\n",

@@ -182,6 +182,31 @@ TEST(RenderMetrics, SamplesBySourceKindAndState) {
   EXPECT_EQ(m.find(R"(llmprism_job_gpus{job="job2"})"), std::string::npos);  // ended
   EXPECT_TRUE(HasLine(m, R"(llmprism_findings_total{kind="straggler",severity="warning"} 2)"));
   EXPECT_TRUE(HasLine(m, R"(llmprism_switch_dp_bandwidth_ratio{switch="leaf3"} 0.3000)"));
+  EXPECT_EQ(m.find("llmprism_stream_"), std::string::npos);  // one process: no stream
+}
+
+TEST(RenderMetrics, StreamRoles) {
+  MetricsFixture f;
+  f.pipeline.stream_role = "analyser";
+  f.pipeline.stream_next_sequence = 5;  // read up to 4 of 9
+  f.pipeline.stream_last_sequence = 9;
+  f.pipeline.stream_already_analysed = 352;
+  std::string m = RenderMetrics(f.ctx);
+  EXPECT_TRUE(HasLine(m, "llmprism_stream_lag_messages 5"));
+  EXPECT_TRUE(HasLine(m, "llmprism_stream_records_already_analysed_total 352"));
+  EXPECT_EQ(m.find("llmprism_stream_published"), std::string::npos);
+  f.pipeline.stream_next_sequence = 10;
+  EXPECT_TRUE(HasLine(RenderMetrics(f.ctx), "llmprism_stream_lag_messages 0"));
+
+  f.pipeline.stream_role = "collector";
+  f.pipeline.published_records = 4832;
+  f.pipeline.publish_errors = 2;
+  f.pipeline.publish_held_records = 200;
+  m = RenderMetrics(f.ctx);
+  EXPECT_TRUE(HasLine(m, "llmprism_stream_published_records_total 4832"));
+  EXPECT_TRUE(HasLine(m, "llmprism_stream_publish_errors_total 2"));
+  EXPECT_TRUE(HasLine(m, "llmprism_stream_held_records 200"));
+  EXPECT_EQ(m.find("llmprism_stream_lag_messages"), std::string::npos);
 }
 
 }  // namespace

@@ -84,6 +84,11 @@ struct PipelineCounters {
   std::atomic<uint64_t> stream_next_sequence{0}, stream_last_sequence{0};
   std::atomic<uint64_t> stream_already_analysed{0};  // read again after a restart, not a loss
   std::atomic<uint64_t> stream_reconnects{0};
+  // Messages in the stream an analyser has not read (as of its last look at the stream).
+  uint64_t stream_lag_messages() const {
+    const uint64_t next = stream_next_sequence.load(), last = stream_last_sequence.load();
+    return last + 1 > next ? last + 1 - next : 0;
+  }
 
   // Store: whether the last write succeeded, and what is waiting to be written again.
   std::atomic<bool> store_ok{true};

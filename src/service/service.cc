@@ -844,7 +844,8 @@ Status Service::Impl::OpenStreamRole() {
                            : so.role == ServiceRole::kAnalyser ? "analyser"
                                                                : "";
   if (so.role == ServiceRole::kCollector) {
-    PRISM_ASSIGN_OR_RETURN(s.publish_js, scaleout::JetStream::Connect(so.url, std::chrono::seconds(5)));
+    PRISM_ASSIGN_OR_RETURN(s.publish_js,
+                           scaleout::JetStream::Connect(so.url, std::chrono::seconds(5)));
     scaleout::StreamSpec spec;
     spec.name = so.stream;
     spec.subjects = {scaleout::kRecordSubjects};

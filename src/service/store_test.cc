@@ -1,5 +1,6 @@
 #include "service/store.h"
 
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -114,6 +115,58 @@ TEST(Store, CorruptPageRefusedAtStartAndFileUntouched) {
   std::filesystem::remove(path + ".lock");
   std::filesystem::remove(path + "-wal");
   std::filesystem::remove(path + "-shm");
+}
+
+// An analyser's stream position comes back as written, and a row that is not one stops the
+// load (reading the stream again from its start would count every record twice).
+TEST(Store, StreamPositionRoundTripAndRefusal) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("prism_store_stream_" + std::to_string(getpid()) + ".sqlite"))
+                               .string();
+  std::filesystem::remove(path);
+  StreamPosition p;
+  p.stream = "LLMPRISM_RECORDS";
+  p.subject = "records.>";
+  p.resume_sequence = 42;
+  p.committed_end_ns = 1'700'000'025'000'000'000;
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store) << store.error().message;
+    auto fresh = (*store)->Load();
+    ASSERT_TRUE(fresh);
+    EXPECT_FALSE(fresh->stream_position.has_value());
+    Store::WindowWrite w;
+    w.stream_position = &p;
+    ASSERT_TRUE((*store)->Write(w));
+  }
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store);
+    auto loaded = (*store)->Load();
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    ASSERT_TRUE(loaded->stream_position.has_value());
+    EXPECT_EQ(loaded->stream_position->stream, p.stream);
+    EXPECT_EQ(loaded->stream_position->subject, p.subject);
+    EXPECT_EQ(loaded->stream_position->resume_sequence, 42u);
+    EXPECT_EQ(loaded->stream_position->committed_end_ns, p.committed_end_ns);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE meta SET value = '{\"resume_sequence\": -1}' "
+                         "WHERE key = 'stream_position'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store);
+    auto loaded = (*store)->Load();
+    ASSERT_FALSE(loaded);
+    EXPECT_EQ(loaded.error().code, ErrorCode::kDataLoss);
+    EXPECT_NE(loaded.error().message.find("stream_position"), std::string::npos);
+  }
+  for (const char* suffix : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(path + suffix);
 }
 
 }  // namespace
