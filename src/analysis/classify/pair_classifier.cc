@@ -156,7 +156,8 @@ void ApplyRules(size_t transfers, const std::vector<Activity>& steps, const Step
     ev.rule = "aligned-directions";
   } else if (order.both_way_steps >= options.min_steps_for_unordered &&
              double(order.both_way_steps) >= options.min_both_way_share * double(steps.size()) &&
-             double(order.ordered_steps) <= options.max_unordered_share * order.both_way_steps &&
+             (double(order.ordered_steps) <= options.max_unordered_share * order.both_way_steps ||
+              double(consistent) <= options.max_unordered_net_share * order.both_way_steps) &&
              PeriodIrregularity(StepEnds(steps)) <= options.max_own_irregularity) {
     pair->label = PairLabel::kDp;
     ev.rule = "unordered-directions";

@@ -41,6 +41,13 @@ struct PairClassifierOptions {
   // Only where the pair's own steps are regular (PeriodIrregularity <= `max_own_irregularity`):
   // cut into pieces, a pipeline pair's steps look unordered too.
   double max_unordered_share = 0.3;
+  // ... or, more ordered than that, with the ordered steps split evenly between the directions:
+  // at most `max_unordered_net_share` of the steps net of direction. Under packet sampling a
+  // collective's records shrink to a few packets each, so a step often opens with one direction
+  // alone and closes with the other, by chance, either way round (29-44% of the steps measured,
+  // net 0-5%); a pipeline pair opens with the same direction (net from 21% where its own steps
+  // are cut per micro-batch, near 100% otherwise).
+  double max_unordered_net_share = 0.1;
   double min_both_way_share = 0.75;
   double max_own_irregularity = 1.3;
   // A pair with data in fewer steps than this share of its job's typical pair (the median of its
@@ -48,7 +55,11 @@ struct PairClassifierOptions {
   // of a DP group that never talk again, an evaluation's one exchange. It is left unlabelled
   // (rule "sporadic") rather than made a DP or PP edge of the layout.
   double min_step_share = 0.1;
-  uint32_t min_steps_for_unordered = 10;
+  // Steps, not transfers: a window holds fewer steps the longer they last (the 10 s after a job's
+  // last full window hold 5 steps of 2 s), and the step-order pass needs a collective labelled DP
+  // in that window to measure the others against. At most 1 ordered step of 5 is unlikely for a
+  // pipeline pair, which opens with its forward direction alone in most steps.
+  uint32_t min_steps_for_unordered = 5;
   // Collective: at least this share of the transfers start together with one of the other
   // direction, within `align_ns` (posting jitter and clock skew, well below a compute op).
   double min_aligned_share = 0.9;

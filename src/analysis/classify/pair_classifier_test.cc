@@ -154,6 +154,61 @@ TEST(PairClassifier, TwoRankAllReduceWithSkewedDirectionsIsDp) {
   EXPECT_EQ(p.evidence.ordered_steps, 0u);
 }
 
+// The same collective seen for 6 steps only (a window holding the end of a job whose steps last
+// seconds): still a collective.
+TEST(PairClassifier, TwoRankAllReduceInFewStepsIsDp) {
+  Case c;
+  for (int k = 0; k < 6; ++k) {
+    const int64_t t = k * 2000 * kMs + 1500 * kMs;
+    const char* lead = k % 2 == 0 ? kA : kB;
+    const char* other = k % 2 == 0 ? kB : kA;
+    for (int chunk = 0; chunk < 2; ++chunk) {
+      FlowBuilder(lead, other).At(t + chunk * 10 * kMs, 2 * kMs).Bytes(512 << 10).Into(&c.table);
+      FlowBuilder(other, lead).At(t + chunk * 10 * kMs + 4 * kMs, 2 * kMs).Bytes(512 << 10).Into(&c.table);
+    }
+    FlowBuilder(lead, other).At(t + 20 * kMs, 2 * kMs).Bytes(512 << 10).Into(&c.table);
+  }
+  Pair p = c.Classify();
+  EXPECT_EQ(p.label, PairLabel::kDp);
+  EXPECT_EQ(p.evidence.rule, "unordered-directions");
+  EXPECT_EQ(p.evidence.both_way_steps, 6u);
+}
+
+// A two-rank all-reduce under packet sampling: 8 of its 20 steps open with one direction alone and
+// close with the other alone (more than max_unordered_share), but as many one way round as the
+// other: a collective ordered by chance. The same steps ordered always one way round are not.
+Pair ClassifyPartlyOrdered(bool alternate_direction) {
+  Case c;
+  for (int k = 0; k < 20; ++k) {
+    const int64_t t = k * 500 * kMs + 400 * kMs;
+    const bool a_leads = alternate_direction ? k % 2 == 0 : true;
+    const char* lead = a_leads ? kA : kB;
+    const char* other = a_leads ? kB : kA;
+    const bool ordered = k % 5 < 2;
+    for (int chunk = 0; chunk < 2; ++chunk) {
+      FlowBuilder(lead, other).At(t + chunk * 10 * kMs, 2 * kMs).Bytes(512 << 10).Into(&c.table);
+      FlowBuilder(other, lead).At(t + chunk * 10 * kMs + 4 * kMs, 2 * kMs).Bytes(512 << 10).Into(&c.table);
+    }
+    FlowBuilder(ordered ? other : lead, ordered ? lead : other)
+        .At(t + 20 * kMs, 2 * kMs).Bytes(512 << 10).Into(&c.table);
+  }
+  return c.Classify();
+}
+
+TEST(PairClassifier, CollectiveOrderedByChanceBothWaysIsDp) {
+  Pair p = ClassifyPartlyOrdered(/*alternate_direction=*/true);
+  EXPECT_EQ(p.evidence.both_way_steps, 20u);
+  EXPECT_EQ(p.evidence.ordered_steps, 8u);
+  EXPECT_EQ(p.label, PairLabel::kDp);
+  EXPECT_EQ(p.evidence.rule, "unordered-directions");
+}
+
+TEST(PairClassifier, PairOrderedOneWayRoundIsNotMadeDp) {
+  Pair p = ClassifyPartlyOrdered(/*alternate_direction=*/false);
+  EXPECT_EQ(p.evidence.ordered_steps, 8u);
+  EXPECT_EQ(p.label, PairLabel::kPp);
+}
+
 // A pipeline pair in 1F1B whose steady-state activations and gradients leave together (stages in
 // lockstep, or batched send/recv): the step still opens with forwards alone and closes with
 // backwards alone.
