@@ -58,6 +58,16 @@ struct DpTransfer {
 // A single all-reduce (its buckets back to back, or of unequal sizes) never shows a balanced
 // split at an idle gap, so its activities are unchanged. docs/stats.md, "Two-phase DP".
 // Before that, a collective cut in pieces is joined (JoinCollectiveFragments).
+// The first step: step k runs from the end of activity k-1 to the end of activity k, and the
+// first activity's end bounds the first step only if that activity ends where a step's DP phase
+// does. A job's first collective can be of another kind and end later in its step (the corpus's
+// `ddp`: 50 ms, where the later all-reduces overlap the backward for 0.63-0.65 s, and 0.94 s
+// before the next DP phase, where the others end 1.23-1.26 s before theirs; the report's first
+// step was 17-18% short). When the first activity is less than half as long as the later ones and
+// ends closer to the next DP phase than their median lead (previous end to DP start) by more than
+// 10%, the first step starts that median lead before its DP phase, as the other steps do. One
+// sign alone changes nothing: a DP phase cut by the window start is short but ends where it
+// should, and a first step can be genuinely short or slow.
 std::vector<Activity> DpActivities(std::vector<DpTransfer> transfers, int64_t window_end_ns,
                                    double tail_guard_steps, const StepSegmenterOptions& options);
 

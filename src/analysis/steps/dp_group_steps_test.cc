@@ -179,6 +179,47 @@ std::vector<Activity> CutAtIdleGaps(const std::vector<DpTransfer>& sorted, int64
   return acts;
 }
 
+// Ten steps of 2 s: 1.2 s of compute, then an 0.8-s all-reduce. The first collective lasts
+// `first_ms` and ends at `first_end_ms` (800: where a step's collective ends).
+std::vector<DpTransfer> StepsWithFirstCollectiveEndingAt(int64_t first_end_ms,
+                                                         int64_t first_ms = 200) {
+  std::vector<DpTransfer> transfers;
+  for (int k = 0; k < 10; ++k) {
+    const int64_t end = k == 0 ? first_end_ms * kMs : (k * 2000 + 800) * kMs;
+    const int64_t start = k == 0 ? end - first_ms * kMs : end - 800 * kMs;
+    for (int64_t t = start; t < end; t += 10 * kMs)
+      transfers.push_back({t, std::min(end, t + 10 * kMs), 1 << 20});
+  }
+  return transfers;
+}
+
+TEST(DpActivities, FirstStepStartsWhereItsCollectiveEnds) {
+  const auto acts = DpActivities(StepsWithFirstCollectiveEndingAt(800), INT64_MAX, 0, {});
+  ASSERT_EQ(acts.size(), 10u);
+  EXPECT_EQ(acts[0].end_ns, 800 * kMs);
+}
+
+// A first collective a quarter as long as the others that ends 250 ms later in its step (0.95 s
+// before the next DP phase where the others end 1.2 s before theirs): the first step starts as
+// the others do, the median lead before its DP phase. As long as the others, it is a DP phase and
+// the step is short.
+TEST(DpActivities, FirstCollectiveEndingLateIsAnchoredLikeTheOthers) {
+  const auto acts = DpActivities(StepsWithFirstCollectiveEndingAt(1050), INT64_MAX, 0, {});
+  ASSERT_EQ(acts.size(), 10u);
+  EXPECT_NEAR(double(acts[0].end_ns), double(800 * kMs), double(2 * kMs));
+  EXPECT_EQ(acts[1].end_ns - acts[0].end_ns, acts[2].end_ns - acts[1].end_ns);
+  const auto whole = DpActivities(StepsWithFirstCollectiveEndingAt(1050, 800), INT64_MAX, 0, {});
+  ASSERT_EQ(whole.size(), 10u);
+  EXPECT_EQ(whole[0].end_ns, 1050 * kMs);
+}
+
+// A first step slower than the others (its collective ends 300 ms earlier): kept as observed.
+TEST(DpActivities, SlowFirstStepIsKept) {
+  const auto acts = DpActivities(StepsWithFirstCollectiveEndingAt(500), INT64_MAX, 0, {});
+  ASSERT_EQ(acts.size(), 10u);
+  EXPECT_EQ(acts[0].end_ns, 500 * kMs);
+}
+
 TEST(JoinCollectiveFragments, CollectiveThatWaitedForALateMemberIsOneStep) {
   const auto transfers = LateMemberSteps(30, false);
   StepSegmenterOptions options;
