@@ -69,8 +69,9 @@ VARIANTS = {
                               fwd_ms=12, bwd_ms=24, steps=45)]),
     "pp-gpipe": dict(jobs=[job("job0", dp=2, pp=2, schedule="gpipe", microbatches=4, layers=2,
                                fwd_ms=12, bwd_ms=24, steps=60)]),
+    # GPU times 5x those of its first version (~1.7-s steps), the same tensors.
     "tp": dict(jobs=[job("job0", dp=2, pp=2, tp=2, schedule="1f1b", microbatches=4, layers=1,
-                         batch=2, fwd_ms=20, bwd_ms=40, steps=40)]),
+                         batch=2, fwd_ms=100, bwd_ms=200, opt_ms=50, steps=40)]),
     "ddp": dict(jobs=[job("job0", dp=4, mode="ddp", layers=4, batch=2, fwd_ms=132, bwd_ms=312,
                           opt_ms=60, steps=40)]),
     "zero": dict(jobs=[job("job0", dp=4, mode="zero", layers=4, batch=2, fwd_ms=150, bwd_ms=300,
