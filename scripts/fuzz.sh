@@ -31,7 +31,7 @@ build() {  # build NAME SOURCES...
   "$CXX" "${flags[@]}" "$@" "${common[@]}" -lfmt -o "$out/$name"
 }
 build packet_fuzzer src/ingest/packet/packet_fuzzer.cc src/ingest/packet/decoders.cc \
-  src/ingest/packet/dispatch.cc src/ingest/pcap/packet_flow_builder.cc
+  src/ingest/packet/dispatch.cc src/ingest/pcap/packet_flow_builder.cc src/ingest/pcap/psn_span.cc
 build export_decoder_fuzzer src/ingest/ipfix/export_decoder_fuzzer.cc \
   src/ingest/ipfix/export_decoder.cc src/ingest/ipfix/data_record.cc \
   src/ingest/ipfix/ipfix_template.cc src/ingest/ipfix/template_cache.cc \
@@ -39,7 +39,7 @@ build export_decoder_fuzzer src/ingest/ipfix/export_decoder_fuzzer.cc \
 build sflow_decoder_fuzzer src/ingest/sflow/sflow_decoder_fuzzer.cc \
   src/ingest/sflow/sflow_decoder.cc src/ingest/sflow/sflow_format.cc \
   src/ingest/sflow/loss_tracker.cc src/ingest/packet/decoders.cc src/ingest/packet/dispatch.cc \
-  src/ingest/pcap/packet_flow_builder.cc
+  src/ingest/pcap/packet_flow_builder.cc src/ingest/pcap/psn_span.cc
 
 # Seeds: every frame of the committed captures in the packet fuzzer's framing, and a NetFlow v9
 # and an IPFIX message with templates, options (sampling) and data in the export fuzzer's.

@@ -78,6 +78,8 @@ enum class StatSeverity { kInfo, kDataLoss, kError };
   F(roce_bad_length,         kDataLoss, "RoCEv2 packets skipped: UDP length below BTH + extension headers + ICRC") \
   F(roce_message_incomplete, kInfo,     "RoCEv2 messages closed without LAST (idle timeout, new FIRST, end of capture)") \
   F(roce_message_headless,   kInfo,     "RoCEv2 messages whose first packet seen was MIDDLE or LAST") \
+  F(sampled_psn_span_estimates, kInfo, "sampled RoCEv2 flowlets whose bytes are estimated from the BTH PSN span of their samples") \
+  F(sampled_psn_span_unusable, kInfo,  "sampled RoCEv2 flowlets of 2+ samples counted as bytes x N: PSN repeated or went back (retransmission), missing, or a span the sampling rate cannot explain") \
   F(flow_table_evictions,    kInfo,     "open messages/flowlets closed early: open-flow table at its bound") \
   F(records_non_gpu,         kInfo,     "records to or from endpoints marked non-GPU")          \
   F(counters_rows,           kInfo,     "port counter polls accepted (counters mode)")          \

@@ -70,7 +70,7 @@ void PacketFlowBuilder::OnRoce(const PacketMeta& m, PointId point) {
     case RoceKind::kData: break;
   }
   Key key{m.src, m.dst, point, m.dest_qp, 0, 0, m.proto, true, 1};
-  const Open fresh{m.ts_ns, m.ts_ns, m.roce_payload_bytes, 1, m.src_port, m.dst_port};
+  const Open fresh{m.ts_ns, m.ts_ns, m.roce_payload_bytes, 1, m.src_port, m.dst_port, {}};
   if (info.part == MessagePart::kOnly) {
     Emit(key, fresh);
     return;
@@ -110,12 +110,12 @@ void PacketFlowBuilder::OnFlowlet(const PacketMeta& m, PointId point) {
   }
   Key key{m.src, m.dst, point, 0, m.src_port, m.dst_port, m.proto, false, 1};
   auto [it, inserted] = open_.try_emplace(
-      key, Open{m.ts_ns, m.ts_ns, m.payload_bytes, 1, m.src_port, m.dst_port});
+      key, Open{m.ts_ns, m.ts_ns, m.payload_bytes, 1, m.src_port, m.dst_port, {}});
   if (inserted) return;
   Open& o = it->second;
   if (m.ts_ns - o.last_ns > options_.flowlet_gap_ns) {
     Emit(key, o);
-    o = Open{m.ts_ns, m.ts_ns, m.payload_bytes, 1, m.src_port, m.dst_port};
+    o = Open{m.ts_ns, m.ts_ns, m.payload_bytes, 1, m.src_port, m.dst_port, {}};
     return;
   }
   o.start_ns = std::min(o.start_ns, m.ts_ns);
@@ -151,7 +151,8 @@ void PacketFlowBuilder::OnSampled(const PacketMeta& m, PointId point) {
     return;
   }
   Key key{m.src, m.dst, point, qp, m.src_port, m.dst_port, m.proto, false, m.sampling_rate};
-  const Open fresh{m.ts_ns, m.ts_ns, bytes, 1, m.src_port, m.dst_port};
+  Open fresh{m.ts_ns, m.ts_ns, bytes, 1, m.src_port, m.dst_port, {}};
+  fresh.psn.Add(m.has_bth, m.psn);
   auto [it, inserted] = open_.try_emplace(key, fresh);
   if (inserted) return;
   Open& o = it->second;
@@ -164,6 +165,7 @@ void PacketFlowBuilder::OnSampled(const PacketMeta& m, PointId point) {
   o.last_ns = std::max(o.last_ns, m.ts_ns);
   o.bytes += bytes;
   ++o.packets;
+  o.psn.Add(m.has_bth, m.psn);
 }
 
 void PacketFlowBuilder::Emit(const Key& k, const Open& o) {
@@ -177,6 +179,17 @@ void PacketFlowBuilder::Emit(const Key& k, const Open& o) {
   r.proto = k.proto;
   r.qp = k.qp;
   r.bytes = o.bytes;
+  if (k.sampling_rate > 1 && o.psn.any_psn()) {
+    const SampledBytes est = EstimateSampledBytes(&o.psn, o.bytes, o.packets, k.sampling_rate);
+    if (est.how == SampledEstimate::kPsnSpan) {
+      // The record carries sampled bytes that downstream multiplies by N; rounding to the
+      // nearest multiple of N is at most N / 2 bytes off an estimate of at least N packets.
+      r.bytes = (est.bytes + k.sampling_rate / 2) / k.sampling_rate;
+      Count(Stat::sampled_psn_span_estimates);
+    } else if (est.how == SampledEstimate::kPsnUnusable) {
+      Count(Stat::sampled_psn_span_unusable);
+    }
+  }
   r.packets = o.packets;
   r.point = k.point;
   r.sampling_rate = k.sampling_rate;

@@ -19,6 +19,10 @@
 //     longer, and the samples of consecutive communication phases (micro-batches, steps) would
 //     merge into one record and the step timeline would be lost; shorter records are regrouped
 //     into transfers downstream anyway. ACK/CNP/READ request samples are counted as above.
+//     A sampled RoCE flowlet of two or more samples whose BTH PSNs step forward stands for the
+//     packets its PSN span counts plus the expected unseen ones at each end (pcap/psn_span.h),
+//     not for samples x N: its record's bytes are that estimate / N, so that bytes x N (what
+//     transfers and rates count) is the estimate. Otherwise the bytes are the samples' own.
 // The observation point is the sampling agent for sampled packets (PacketMeta::agent_point),
 // "EXPORTER/erspan-SESSION" for ERSPAN-mirrored packets, else `capture_point`. Memory is bounded by `max_open_flows`: open entries idle for longer than
 // their timeout are swept as time advances, and a full table closes its older half early
@@ -35,6 +39,7 @@
 #include "core/name_table.h"
 #include "core/stats.h"
 #include "ingest/packet/packet_meta.h"
+#include "ingest/pcap/psn_span.h"
 
 namespace prism::ingest {
 
@@ -81,6 +86,7 @@ class PacketFlowBuilder {
     int64_t start_ns, last_ns;
     uint64_t bytes, packets;
     uint16_t src_port, dst_port;
+    PsnSpan psn;  // sampled flowlets: the BTH PSNs of the samples
   };
 
   PointId PointOf(const PacketMeta& m);

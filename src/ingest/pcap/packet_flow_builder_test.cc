@@ -203,6 +203,46 @@ TEST_F(Fixture, SampledRocePacketsAreFlowletsCarryingTheRate) {
   EXPECT_EQ(stats.Get(Stat::roce_message_headless), 0u);
 }
 
+// A sampled RoCE flowlet whose PSNs step forward stands for its PSN span plus N - 1 unseen
+// packets at each end (pcap/psn_span.h): its bytes are that estimate / N, so that bytes x N is the
+// estimate. A PSN going back (retransmission) keeps the samples' bytes; TCP has no PSN.
+TEST_F(Fixture, SampledRoceFlowletsAreEstimatedFromTheirPsnSpan) {
+  PacketFlowBuilder b(options, &sink, &points, &stats);
+  auto sampled = [](PacketMeta m, uint32_t psn) {
+    m.sampling_rate = 10;
+    m.psn = psn;
+    return m;
+  };
+  b.OnPacket(sampled(Roce(0, 0x07, 9, 4096), 100));
+  b.OnPacket(sampled(Roce(1'000, 0x07, 9, 4096), 110));
+  b.OnPacket(sampled(Roce(2'000, 0x07, 9, 4096), 125));
+  b.OnPacket(sampled(Roce(0, 0x07, 7, 4096), 500));  // QP 7: goes back to 480, a retransmission
+  b.OnPacket(sampled(Roce(1'000, 0x07, 7, 4096), 480));
+  PacketMeta tcp = Tcp(0, 1000);
+  tcp.sampling_rate = 10;
+  b.OnPacket(tcp);
+  tcp.ts_ns = 1'000;
+  b.OnPacket(tcp);
+  b.Finish();
+  ASSERT_EQ(sink.records.size(), 3u);
+  std::sort(sink.records.begin(), sink.records.end(),
+            [](const FlowRecord& x, const FlowRecord& y) {
+              return x.proto * 100 + x.qp < y.proto * 100 + y.qp;
+            });
+  EXPECT_EQ(sink.records[0].proto, 6);
+  EXPECT_EQ(sink.records[0].bytes, 2000u);  // the samples' own bytes
+  EXPECT_EQ(sink.records[1].qp, 7u);
+  EXPECT_EQ(sink.records[1].bytes, 8192u);
+  EXPECT_EQ(sink.records[1].packets, 2u);
+  // QP 9: span 25 packets, + 2 x 10 - 1 = 44 packets of 4096 bytes = 180,224; / 10 rounded.
+  EXPECT_EQ(sink.records[2].qp, 9u);
+  EXPECT_EQ(sink.records[2].bytes, 18022u);
+  EXPECT_EQ(sink.records[2].packets, 3u);
+  EXPECT_EQ(sink.records[2].sampling_rate, 10u);
+  EXPECT_EQ(stats.Get(Stat::sampled_psn_span_estimates), 1u);
+  EXPECT_EQ(stats.Get(Stat::sampled_psn_span_unusable), 1u);
+}
+
 TEST_F(Fixture, SampledPacketsTakeTheAgentAsPoint) {
   PacketFlowBuilder b(options, &sink, &points, &stats);
   PacketMeta m = Tcp(0, 100);
