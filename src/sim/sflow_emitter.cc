@@ -26,6 +26,7 @@ struct Sample {
   uint32_t record;
   uint32_t packet;  // index within the record's message
   uint32_t pool;    // the agent's sample pool when it was taken
+  uint32_t psn;     // the packet's BTH sequence number
 };
 
 uint64_t PacketsOf(const FlowRecord& r) {
@@ -61,8 +62,8 @@ struct Bytes {
 
 // Packet `i` of `n` of record `r`'s RDMA WRITE message, as sampled: the frame's first `snaplen`
 // bytes and its length on the wire (Ethernet, IP, UDP 4791, BTH, RETH/immediate, payload, ICRC).
-std::vector<uint8_t> RoceFrame(const FlowRecord& r, uint64_t i, uint64_t n, uint32_t snaplen,
-                               uint32_t* wire_bytes) {
+std::vector<uint8_t> RoceFrame(const FlowRecord& r, uint64_t i, uint64_t n, uint32_t psn,
+                               uint32_t snaplen, uint32_t* wire_bytes) {
   const uint32_t payload = static_cast<uint32_t>(
       i + 1 < n ? kMtuPayloadBytes : r.bytes - uint64_t{kMtuPayloadBytes} * (n - 1));
   uint8_t opcode = 0x07;  // MIDDLE
@@ -90,7 +91,7 @@ std::vector<uint8_t> RoceFrame(const FlowRecord& r, uint64_t i, uint64_t n, uint
     b.v.insert(b.v.end(), r.dst.bytes().begin(), r.dst.bytes().end());
   }
   b.U16(r.src_port != 0 ? r.src_port : 49152), b.U16(4791), b.U16(udp_bytes), b.U16(0);
-  b.U8(opcode), b.U8(0), b.U16(0xFFFF), b.U32(r.qp & 0xFFFFFF), b.U32(static_cast<uint32_t>(i));
+  b.U8(opcode), b.U8(0), b.U16(0xFFFF), b.U32(r.qp & 0xFFFFFF), b.U32(psn & 0xFFFFFF);
   *wire_bytes = 14 + (v4 ? 20 : 40) + udp_bytes;
   b.v.resize(std::min<uint32_t>(snaplen, *wire_bytes), 0);
   return b.v;
@@ -203,9 +204,28 @@ StatusOr<std::vector<Sample>> DrawSamples(const std::vector<FlowRecord>& records
     uint64_t pool = 0;
   };
   std::unordered_map<PointId, Agent> agents;
+  // A reliable-connected QP numbers its packets on from message to message (24 bits, from a
+  // start of its own): the next PSN per (point, src, dst, QP) in start order, as each switch on
+  // the QP's path sees them.
+  struct QpKey {
+    PointId point;
+    IpAddr src, dst;
+    uint32_t qp;
+    bool operator==(const QpKey&) const = default;
+  };
+  struct QpKeyHash {
+    size_t operator()(const QpKey& q) const {
+      return IpAddrHash()(q.src) * 31 + IpAddrHash()(q.dst) * 17 + q.qp * 7 + q.point;
+    }
+  };
+  std::unordered_map<QpKey, uint32_t, QpKeyHash> next_psn;
   std::vector<Sample> samples;
   for (uint32_t k : order) {
     const FlowRecord& r = records[k];
+    const QpKey qk{r.point, r.src, r.dst, r.qp};
+    auto [psn_it, fresh_qp] = next_psn.try_emplace(qk, 0);
+    if (fresh_qp) psn_it->second = static_cast<uint32_t>(QpKeyHash()(qk) * 0x9E3779B1u) & 0xFFFFFF;
+    const uint32_t psn0 = psn_it->second;
     Agent& a = agents[r.point];
     if (a.countdown == 0) a.countdown = skip(rng);
     const uint64_t n = PacketsOf(r);
@@ -218,8 +238,10 @@ StatusOr<std::vector<Sample>> DrawSamples(const std::vector<FlowRecord>& records
                          max_samples);
       }
       samples.push_back({TimeOf(r, i, n), k, static_cast<uint32_t>(i),
-                         static_cast<uint32_t>(a.pool + i + 1)});
+                         static_cast<uint32_t>(a.pool + i + 1),
+                         static_cast<uint32_t>((psn0 + i) & 0xFFFFFF)});
     }
+    psn_it->second = static_cast<uint32_t>((psn0 + n) & 0xFFFFFF);
     a.countdown = i - n + 1;
     a.pool += n;
   }
@@ -300,7 +322,8 @@ class FlowDatagrams {
       waiting_.push_back(&o);
     }
     uint32_t wire = 0;
-    const std::vector<uint8_t> header = RoceFrame(r, s.packet, PacketsOf(r), snaplen_, &wire);
+    const std::vector<uint8_t> header =
+        RoceFrame(r, s.packet, PacketsOf(r), s.psn, snaplen_, &wire);
     o.writer->AddFlowSample({.sequence = ++o.sample_seq, .source_index = 1,
                              .sampling_rate = n_rate_, .sample_pool = s.pool, .input = 1,
                              .output = 2, .frame_length = wire + 4 /* FCS */, .header = header});
