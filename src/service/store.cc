@@ -251,27 +251,28 @@ StatusOr<LoadedState> Store::Load() {
     Stmt q(db_, "SELECT value FROM meta WHERE key = 'next_job_number'");
     if (q.Step() == SQLITE_ROW) out.next_job_number = std::stoll(q.ColText(0));
   }
-  {
-    Stmt q(db_, "SELECT value FROM meta WHERE key = 'stream_position'");
-    if (q.Step() == SQLITE_ROW) {
-      const json j = json::parse(q.ColText(0), nullptr, false);
-      if (!j.is_object() || !j.contains("resume_sequence") || !j.contains("committed_end_ns") ||
-          !j["resume_sequence"].is_number_unsigned() ||
-          !j["committed_end_ns"].is_number_integer()) {
-        // The position cannot be guessed: reading the stream again from its start would count
-        // every record twice. Refuse, naming the row.
-        return MakeError(ErrorCode::kDataLoss, "{}: meta row 'stream_position' is not a stream "
-                         "position: {}", path_, q.ColText(0));
-      }
-      StreamPosition p;
-      p.stream = j.value("stream", "");
-      p.subject = j.value("subject", "");
-      p.resume_sequence = j["resume_sequence"].get<uint64_t>();
-      p.committed_end_ns = j["committed_end_ns"].get<int64_t>();
-      out.stream_position = p;
-    }
-  }
+  PRISM_ASSIGN_OR_RETURN(out.stream_position, LoadStreamPosition());
   return out;
+}
+
+StatusOr<std::optional<StreamPosition>> Store::LoadStreamPosition() {
+  Stmt q(db_, "SELECT value FROM meta WHERE key = 'stream_position'");
+  if (q.Step() != SQLITE_ROW) return std::optional<StreamPosition>();
+  const json j = json::parse(q.ColText(0), nullptr, false);
+  if (!j.is_object() || !j.contains("resume_sequence") || !j.contains("committed_end_ns") ||
+      !j["resume_sequence"].is_number_unsigned() || !j["committed_end_ns"].is_number_integer()) {
+    // The position cannot be guessed: reading the stream again from its start would count
+    // every record twice. Refuse, naming the row.
+    return MakeError(ErrorCode::kDataLoss,
+                     "{}: meta row 'stream_position' is not a stream position: {}", path_,
+                     q.ColText(0));
+  }
+  StreamPosition p;
+  p.stream = j.value("stream", "");
+  p.subject = j.value("subject", "");
+  p.resume_sequence = j["resume_sequence"].get<uint64_t>();
+  p.committed_end_ns = j["committed_end_ns"].get<int64_t>();
+  return std::optional<StreamPosition>(p);
 }
 
 Status Store::Write(const WindowWrite& w) {

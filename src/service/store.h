@@ -67,6 +67,7 @@ class Store {
   Store() = default;
   Status Exec(const char* sql);
   Status QuickCheck();  // PRAGMA quick_check: kDataLoss naming the first problems
+  StatusOr<std::optional<StreamPosition>> LoadStreamPosition();  // meta row, if any
   sqlite3* db_ = nullptr;
   std::string path_;
   int lock_fd_ = -1;  // PATH.lock, flock'ed while open
