@@ -169,4 +169,16 @@ StatusOr<RecordBatch> DecodeRecordBatch(std::span<const uint8_t> bytes) {
   return batch;
 }
 
+StatusOr<RecordBatch> DecodeRecordBatchInto(std::span<const uint8_t> bytes, PointTable* points) {
+  auto batch = DecodeRecordBatch(bytes);
+  if (!batch) return batch;
+  std::vector<PointId> point_of;
+  point_of.reserve(batch->point_names.size());
+  for (const std::string& n : batch->point_names) point_of.push_back(points->Intern(n));
+  for (FlowRecord& r : batch->records) {
+    if (r.point != kNoPoint) r.point = point_of[r.point];
+  }
+  return batch;
+}
+
 }  // namespace prism::scaleout

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/flow_record.h"
+#include "core/name_table.h"
 #include "core/status.h"
 
 namespace prism::scaleout {
@@ -47,5 +48,10 @@ struct RecordBatch {
 
 // Errors name the byte offset in `bytes` and what was expected there.
 StatusOr<RecordBatch> DecodeRecordBatch(std::span<const uint8_t> bytes);
+
+// A batch decoded with its records' points renumbered into `points` (the batch's point names
+// interned there), as every reader of a stream delivers them: record.point is then an id of
+// `points` or kNoPoint. Errors as DecodeRecordBatch.
+StatusOr<RecordBatch> DecodeRecordBatchInto(std::span<const uint8_t> bytes, PointTable* points);
 
 }  // namespace prism::scaleout

@@ -58,6 +58,26 @@ TEST(RecordBatch, EveryFieldAndPointNameComesBack) {
   }
 }
 
+TEST(RecordBatch, DecodedIntoATableRenumbersPointsByName) {
+  RecordBatchWriter w;
+  const char* points[] = {"leaf-p000-r0", "spine03", ""};
+  for (int i = 0; i < 9; ++i) w.Add(Record(i), points[i % 3]);
+  PointTable table;
+  // The reader's table already knows one of the names, under another id than in the batch.
+  const PointId spine = table.Intern("spine03");
+  auto batch = DecodeRecordBatchInto(Bytes(w.Finish()), &table);
+  ASSERT_TRUE(batch) << batch.error().message;
+  ASSERT_EQ(table.size(), 2u);
+  const PointId leaf = spine == 0 ? 1 : 0;
+  EXPECT_EQ(table.Name(leaf), "leaf-p000-r0");
+  for (int i = 0; i < 9; ++i) {
+    const PointId want = i % 3 == 0 ? leaf : i % 3 == 1 ? spine : kNoPoint;
+    EXPECT_EQ(batch->records[size_t(i)].point, want) << i;
+  }
+  EXPECT_FALSE(DecodeRecordBatchInto(Bytes("short"), &table));
+  EXPECT_EQ(table.size(), 2u);
+}
+
 TEST(RecordBatch, EmptyBatch) {
   RecordBatchWriter w;
   auto batch = DecodeRecordBatch(Bytes(w.Finish()));

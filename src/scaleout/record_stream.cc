@@ -103,7 +103,7 @@ StatusOr<uint64_t> ReadRecordStream(const StreamAddress& address, std::chrono::m
     }
     if (messages->empty()) break;
     for (DeliveredMessage& m : *messages) {
-      auto batch = DecodeRecordBatch(m.data());
+      auto batch = DecodeRecordBatchInto(m.data(), points);
       if (!batch) {
         stats->Add(Stat::record_batches_bad);
         fmt::print(stderr, "warning: {} stream {} message {} skipped: {}\n", address.server,
@@ -114,12 +114,7 @@ StatusOr<uint64_t> ReadRecordStream(const StreamAddress& address, std::chrono::m
         }
         continue;
       }
-      std::vector<PointId> point_of;
-      for (const std::string& n : batch->point_names) point_of.push_back(points->Intern(n));
-      for (FlowRecord& r : batch->records) {
-        if (r.point != kNoPoint) r.point = point_of[r.point];
-        sink->OnRecord(r);
-      }
+      for (const FlowRecord& r : batch->records) sink->OnRecord(r);
       records += batch->records.size();
       stats->Add(Stat::records_read, batch->records.size());
       stats->Add(Stat::record_batches);

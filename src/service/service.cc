@@ -88,6 +88,10 @@ class SharedPoints {
     std::lock_guard<std::mutex> lock(mu_);
     return table_;
   }
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return table_.size();
+  }
 
  private:
   mutable std::mutex mu_;
@@ -373,8 +377,10 @@ struct Service::Impl {
       if (!failing) {
         batches.clear();
         n = queue.PopAll(std::chrono::milliseconds(200), &batches);
-        if (n > 0) {
-          names = points.Copy();  // records carry ids of the shared table: names by the latest
+        // Records carry ids of the shared table, which only grows: names by the latest copy,
+        // taken again only when it has grown.
+        if (n > 0 && points.size() != names.size()) {
+          names = points.Copy();
           publisher.set_points(&names);
         }
         for (const RecordBatch& b : batches) {

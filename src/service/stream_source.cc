@@ -98,7 +98,7 @@ Status StreamSource::Poll(int max_messages, std::chrono::milliseconds wait, Flow
     const uint64_t seq = m.stream_sequence();
     if (seq < next_sequence_.load()) continue;  // delivered again after a reconnect: read once
     next_sequence_ = seq + 1;
-    auto batch = scaleout::DecodeRecordBatch(m.data());
+    auto batch = scaleout::DecodeRecordBatchInto(m.data(), points);
     if (!batch) {
       stats->Add(Stat::record_batches_bad);
       fmt::print(stderr, "llmprism serve: {} message {} skipped: {}\n", name(), seq,
@@ -107,21 +107,17 @@ Status StreamSource::Poll(int max_messages, std::chrono::milliseconds wait, Flow
       continue;
     }
     stats->Add(Stat::record_batches);
-    std::vector<PointId> point_of;
-    point_of.reserve(batch->point_names.size());
-    for (const std::string& n : batch->point_names) point_of.push_back(points->Intern(n));
     int64_t latest_start = INT64_MIN;
     for (const FlowRecord& r : batch->records) latest_start = std::max(latest_start, r.start_ns);
     // Known before its records can reach a window: the message stays needed until the last
     // window holding them is committed.
     checkpoint_.Read(seq, !batch->records.empty(), latest_start);
     uint64_t skipped = 0;
-    for (FlowRecord& r : batch->records) {
+    for (const FlowRecord& r : batch->records) {
       if (r.start_ns < first_needed_start_ns_) {
         ++skipped;
         continue;
       }
-      if (r.point != kNoPoint) r.point = point_of[r.point];
       sink->OnRecord(r);
     }
     stats->Add(Stat::records_read, batch->records.size() - skipped);
