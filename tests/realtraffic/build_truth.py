@@ -268,6 +268,9 @@ def main():
         "steps_per_rank": {j["name"]: j["steps"] for j in variant["jobs"]},
         "truth_steps": sum(len(t["steps"]) for t in timelines),
         "seconds": args.seconds,
+        # The machine's load average (1, 5, 15 min) when the capture ended: the emulated GPU
+        # time is wall time, so a loaded machine wakes ranks late and blurs the truth.
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         # Per rank, over its truth steps: median step seconds and median CPU ms the rank's
         # process used per step (its real math, gloo and Python; the emulated GPU time sleeps).
         "step_s_median": {ip_of[k]: round(statistics.median(
