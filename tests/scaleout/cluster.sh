@@ -24,22 +24,8 @@ trap 'for p in "${NATS_NODE_PID[@]}"; do kill -CONT "$p" 2>/dev/null || true; do
 window=20 step=5 reorder=5 idle=15
 
 "$bin" simulate --scenario slow-steps --seed 1 --out "$work/sim" >/dev/null
-$py - "$work/sim/flows.csv" "$work" <<'PY'
-import csv, sys
-src, work = sys.argv[1], sys.argv[2]
-rows = list(csv.DictReader(open(src, newline="")))
-fields = list(rows[0].keys())
-t0 = min(int(r["start_ns"]) for r in rows)
-for k in range(8):
-    part = [r for r in rows if k * 5 * 10**9 <= int(r["start_ns"]) - t0 < (k + 1) * 5 * 10**9 or
-            (k == 7 and int(r["start_ns"]) - t0 >= 40 * 10**9)]
-    for c in (1, 2):
-        with open(f"{work}/p{k + 1}-c{c}.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=fields)
-            w.writeheader()
-            w.writerows(part[c - 1::2])
-    print(f"part {k + 1}: {len(part)} records")
-PY
+# Parts of 5 s (the last one from 35 s on), each dealt to the two collectors row by row.
+$py "$(dirname "$0")/split_records.py" "$work/sim/flows.csv" "$work" 5,10,15,20,25,30,35 2
 count() { echo $(( $(wc -l <"$1") - 1 )); }
 total=0 upto=()
 for k in 1 2 3 4 5 6 7 8; do

@@ -19,13 +19,18 @@ nats_start() {
   "$bin" -js -a 127.0.0.1 -p "$NATS_PORT" -m "$NATS_MON" -sd "$dir/store" >>"$dir/nats.log" 2>&1 &
   NATS_PID=$!
   NATS_PIDS+=("$NATS_PID")
-  for _ in $(seq 100); do
-    curl -sf "http://127.0.0.1:$NATS_MON/healthz" >/dev/null 2>&1 && return 0
-    kill -0 "$NATS_PID" 2>/dev/null || break
+  nats_wait_healthy "$NATS_MON" "$NATS_PID" "$dir/nats.log" 100 nats-server
+}
+# nats_wait_healthy MON_PORT PID LOG TRIES WHAT: /healthz (JetStream included) answers within
+# TRIES tenths of a second while the process lives, else its log and FAIL.
+nats_wait_healthy() {
+  for _ in $(seq "$4"); do
+    curl -sf "http://127.0.0.1:$1/healthz" >/dev/null 2>&1 && return 0
+    kill -0 "$2" 2>/dev/null || break
     sleep 0.1
   done
-  cat "$dir/nats.log"
-  echo "FAIL nats-server did not become healthy"
+  cat "$3"
+  echo "FAIL $5 did not become healthy"
   exit 1
 }
 nats_stop() {
@@ -57,14 +62,8 @@ nats_node_start() {
 }
 nats_node_wait() {
   local dir=$1 i=$2
-  for _ in $(seq 300); do
-    curl -sf "http://127.0.0.1:${NATS_NODE_MON[$i]}/healthz" >/dev/null 2>&1 && return 0
-    kill -0 "${NATS_NODE_PID[$i]}" 2>/dev/null || break
-    sleep 0.1
-  done
-  cat "$dir/node$i.log"
-  echo "FAIL nats node $i did not become healthy"
-  exit 1
+  nats_wait_healthy "${NATS_NODE_MON[$i]}" "${NATS_NODE_PID[$i]}" "$dir/node$i.log" 300 \
+    "nats node $i"
 }
 nats_cluster_start() {
   local dir=$1 i urls=()

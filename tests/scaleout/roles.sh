@@ -25,24 +25,9 @@ window=20 step=5 reorder=2
 idle=10
 
 "$bin" simulate --scenario slow-steps --seed 1 --out "$work/sim" >/dev/null
-# Two parts by start time: the second is published after the analysers' first windows.
-$py - "$work/sim/flows.csv" "$work" <<'PY'
-import csv, sys
-src, work = sys.argv[1], sys.argv[2]
-rows = list(csv.DictReader(open(src, newline="")))
-fields = list(rows[0].keys())
-t0 = min(int(r["start_ns"]) for r in rows)
-# Records of the first 27 s: the windows ending at 20 and 25 s are due (reorder 2 s) before the
-# second half comes.
-cut = t0 + 27 * 10**9
-for name, part in (("part1", [r for r in rows if int(r["start_ns"]) < cut]),
-                   ("part2", [r for r in rows if int(r["start_ns"]) >= cut])):
-    with open(f"{work}/{name}.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(part)
-print(f"{len(rows)} records, cut at +27 s")
-PY
+# Two parts by start time: the second is published after the analysers' first windows. Records
+# of the first 27 s: the windows ending at 20 and 25 s are due (reorder 2 s) before the second part.
+$py "$(dirname "$0")/split_records.py" "$work/sim/flows.csv" "$work" 27 1
 
 . "$(dirname "$0")/roles_harness.sh"
 
@@ -53,9 +38,9 @@ common=(--http 127.0.0.1:0 --window $window --step $step --reorder $reorder --id
 start_serve "$work/ref.log" --watch "$work/ref-watch" --db "$work/ref.sqlite" "${common[@]}"
 ref_port=$SERVE_HTTP
 ref_pid=${pids[-1]}
-drop "$work/ref-watch" "$work/part1.csv"
+drop "$work/ref-watch" "$work/p1-c1.csv"
 sleep 1.5
-drop "$work/ref-watch" "$work/part2.csv"
+drop "$work/ref-watch" "$work/p2-c1.csv"
 settle $ref_port
 state $ref_port "$work/ref.json"
 kill -TERM "$ref_pid" && wait "$ref_pid"
@@ -72,7 +57,7 @@ for a in A B C; do
     "${common[@]}"
   port[$a]=$SERVE_HTTP pid[$a]=${pids[-1]}
 done
-drop "$work/col-watch" "$work/part1.csv"
+drop "$work/col-watch" "$work/p1-c1.csv"
 # B and C: wait for their first committed windows, then kill -9 B and SIGTERM C.
 for a in B C; do
   for _ in $(seq 300); do
@@ -85,7 +70,7 @@ kill -TERM "${pid[C]}"
 wait "${pid[C]}" || { echo "FAIL analyser C did not stop cleanly"; exit 1; }
 # The NATS server too, with the second half to come.
 kill -9 "$NATS_PID"
-drop "$work/col-watch" "$work/part2.csv"
+drop "$work/col-watch" "$work/p2-c1.csv"
 sleep 1
 nats_start "$work"
 for a in B C; do
