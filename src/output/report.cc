@@ -58,6 +58,17 @@ bool Prefer(int64_t start_ns, bool good, int64_t kept_start_ns, bool kept_good) 
   return start_ns >= kept_start_ns;
 }
 
+// The same for a pair's label, which also weighs how much of the pair each window saw: a later
+// window that holds fewer than half the steps of the kept one (a window cut short at the end of
+// the input, or a pair gone quiet) does not replace a label decided on more steps, whose rules
+// (step order, direction counts) need several steps to hold.
+bool PreferPairLabel(int64_t start_ns, bool known, uint32_t steps, int64_t kept_start_ns,
+                     bool kept_known, uint32_t kept_steps) {
+  if (known != kept_known) return known;
+  if (2 * uint64_t(steps) < kept_steps) return false;
+  return start_ns >= kept_start_ns;
+}
+
 }  // namespace
 
 double Quantile(std::vector<double> values, double q) {
@@ -120,7 +131,8 @@ void ReportBuilder::AddWindow(const WindowInput& w) {
     PairAcc& acc = it->second;
     bool known = p.label != analysis::PairLabel::kUnknown;
     bool acc_known = acc.label != analysis::PairLabel::kUnknown;
-    if (inserted || Prefer(w.start_ns, known, acc.start_ns, acc_known)) {
+    if (inserted || PreferPairLabel(w.start_ns, known, p.evidence.steps, acc.start_ns, acc_known,
+                                    acc.evidence.steps)) {
       acc.job = merged_job(p.job);
       acc.label = p.label;
       acc.evidence = p.evidence;

@@ -265,6 +265,28 @@ TEST(ReportJson, MergesWindows) {
   EXPECT_EQ(doc["findings"][1]["job"], "job1");
 }
 
+// A pair's label comes from the latest window that saw it, unless that window holds fewer than
+// half the steps the kept label was decided on (the input's last window, cut short).
+TEST(ReportJson, PairLabelOfAShortLastWindowDoesNotReplaceOneOfMoreSteps) {
+  const std::vector<std::string> gpus = {"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"};
+  TestWindow w1(kT0, kT0 + 60 * kSec, gpus);
+  int j1 = w1.AddJob(gpus, 2, 2, 1);
+  w1.AddPair("10.0.0.1", "10.0.0.2", j1, PairLabel::kDp, 30);
+  w1.AddPair("10.0.0.3", "10.0.0.4", j1, PairLabel::kDp, 30);
+  TestWindow w2(kT0 + 60 * kSec, kT0 + 120 * kSec, gpus);
+  int j2 = w2.AddJob(gpus, 2, 2, 1);
+  w2.AddPair("10.0.0.1", "10.0.0.2", j2, PairLabel::kPp, 14);  // under half: dp stays
+  w2.AddPair("10.0.0.3", "10.0.0.4", j2, PairLabel::kPp, 15);  // half: the later window wins
+  ReportBuilder b(60);
+  b.AddWindow(w1.Input());
+  b.AddWindow(w2.Input());
+  json doc = BuildReportJson(b.Build());
+  ASSERT_EQ(doc["pairs"].size(), 2u);
+  EXPECT_EQ(doc["pairs"][0]["label"], "dp");
+  EXPECT_EQ(doc["pairs"][0]["evidence"]["steps"], 30);
+  EXPECT_EQ(doc["pairs"][1]["label"], "pp");
+}
+
 TEST(ReportJson, EmptyReportIsValid) {
   ReportBuilder b(30);
   std::ostringstream out;

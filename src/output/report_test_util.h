@@ -92,14 +92,15 @@ struct TestWindow {
     return static_cast<int>(results.jobs.size() - 1);
   }
 
-  void AddPair(const std::string& a, const std::string& b, int job, analysis::PairLabel label) {
+  void AddPair(const std::string& a, const std::string& b, int job, analysis::PairLabel label,
+               uint32_t steps = 3) {
     analysis::Pair p;
     p.a = Id(a);
     p.b = Id(b);
     p.job = job;
     p.label = label;
     p.evidence.records = 10;
-    p.evidence.steps = 3;
+    p.evidence.steps = steps;
     p.evidence.rule = "test";
     results.pairs.push_back(p);
   }
