@@ -48,6 +48,7 @@ json CountsJson(const EvalCounts& c) {
       {"findings", c.findings},
       {"findings_scored", c.findings_scored},
       {"findings_matching", c.findings_matching},
+      {"findings_on_fabric_events", c.findings_on_fabric_events},
       {"faults", c.faults},
       {"faults_matched", c.faults_matched},
       {"faults_localized", c.faults_localized},
@@ -167,8 +168,13 @@ std::string FormatEvalText(const EvalResult& r) {
       fmt::format("{}/{} truth steps ({} invalid skipped)", c.steps_matched, c.truth_steps,
                   c.steps_invalid));
   row("faults_precision", r.faults_precision,
-      fmt::format("{}/{} warning+ findings ({} findings in all)", c.findings_matching,
-                  c.findings_scored, c.findings));
+      fmt::format("{}/{} warning+ findings ({} findings in all{})", c.findings_matching,
+                  c.findings_scored - c.findings_on_fabric_events, c.findings,
+                  c.findings_on_fabric_events == 0
+                      ? std::string()
+                      : fmt::format("; {} more on links the simulated fabric congested by itself, "
+                                    "not scored",
+                                    c.findings_on_fabric_events)));
   row("faults_recall", r.faults_recall, fmt::format("{}/{} faults", c.faults_matched, c.faults));
   row("faults_localized_fraction", r.faults_localized_fraction,
       fmt::format("{}/{}", c.faults_localized, c.faults));

@@ -191,6 +191,23 @@ StatusOr<std::vector<InFault>> ParseFaults(const Reader& r, const json& doc) {
   return faults;
 }
 
+StatusOr<std::vector<InFabricEvent>> ParseFabricEvents(const Reader& r, const json& doc) {
+  std::vector<InFabricEvent> events;
+  if (!doc.contains("fabric_events")) return events;
+  PRISM_ASSIGN_OR_RETURN(const json* arr, r.Array(doc, "", "fabric_events"));
+  for (size_t i = 0; i < arr->size(); ++i) {
+    std::string path = Reader::Index("fabric_events", i);
+    PRISM_ASSIGN_OR_RETURN(const json* e, r.Object((*arr)[i], path));
+    InFabricEvent ev;
+    PRISM_ASSIGN_OR_RETURN(ev.kind, r.String(*e, path, "kind"));
+    PRISM_ASSIGN_OR_RETURN(ev.switches, r.StringArray(*e, path, "switches", true));
+    PRISM_ASSIGN_OR_RETURN(ev.start_ns, r.Int(*e, path, "start_ns"));
+    PRISM_ASSIGN_OR_RETURN(ev.end_ns, r.Int(*e, path, "end_ns"));
+    events.push_back(std::move(ev));
+  }
+  return events;
+}
+
 StatusOr<std::vector<InFinding>> ParseFindings(const Reader& r, const json& doc) {
   PRISM_ASSIGN_OR_RETURN(const json* arr, r.Array(doc, "", "findings"));
   std::vector<InFinding> findings;
@@ -222,6 +239,7 @@ StatusOr<TruthDoc> ParseTruth(const nlohmann::json& doc, std::string_view name) 
   PRISM_ASSIGN_OR_RETURN(t.pairs, ParsePairs(r, doc, /*job_required=*/true));
   PRISM_ASSIGN_OR_RETURN(t.timelines, ParseTimelines(r, doc, /*job_required=*/true));
   PRISM_ASSIGN_OR_RETURN(t.faults, ParseFaults(r, doc));
+  PRISM_ASSIGN_OR_RETURN(t.fabric_events, ParseFabricEvents(r, doc));
   return t;
 }
 

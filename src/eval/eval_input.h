@@ -57,6 +57,14 @@ struct InFault {
   int64_t end_ns = 0;
 };
 
+// Congestion the simulated fabric made with no fault injected (sim/congestion_log.h).
+struct InFabricEvent {
+  std::string kind;
+  std::vector<std::string> switches;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
 struct InFinding {
   std::string kind;
   std::string severity;
@@ -73,6 +81,7 @@ struct TruthDoc {
   std::vector<InPair> pairs;
   std::vector<InTimeline> timelines;
   std::vector<InFault> faults;
+  std::vector<InFabricEvent> fabric_events;  // absent in older truths and in the corpus: none
 };
 
 struct ReportDoc {

@@ -436,6 +436,45 @@ TEST(EvalTest, FaultsMatchedUnmatchedFalsePositiveAndWrongCause) {
   EXPECT_DOUBLE_EQ(r2.faults_recall, 1.0 / 3.0);
 }
 
+// A congested_link finding on a link the simulated fabric congested by itself (truth
+// fabric_events) is left out of precision; one on another link, or at another time, is false.
+TEST(EvalTest, FindingOnTheFabricsOwnCongestionIsNotScored) {
+  json truth = Truth();
+  truth["faults"] = {
+      Fault("f0", "straggler", "gpu", {kA3}, {}, {"job0"}, 100 * kSec, 200 * kSec)};
+  truth["fabric_events"] = {{{"kind", "congested_link"},
+                             {"switches", {"leaf-p015-r2", "spine00"}},
+                             {"direction", "down"},
+                             {"start_ns", 0},
+                             {"end_ns", 20 * kSec},
+                             {"squeezed_share", 0.9}}};
+  json report = PerfectReport();
+  report["findings"] = {
+      Finding("straggler_gpu", "warning", "rjob1", {kA3}, {}, "gpu", 120 * kSec, 130 * kSec),
+      // #1: the fabric's own congestion, switches in the other order.
+      Finding("congested_link", "warning", "", {}, {"spine00", "leaf-p015-r2"}, "network",
+              0, 10 * kSec),
+      // #2: the same link 60 s later: false.
+      Finding("congested_link", "warning", "", {}, {"leaf-p015-r2", "spine00"}, "network",
+              80 * kSec, 90 * kSec),
+      // #3: another link at the same time: false.
+      Finding("congested_link", "warning", "", {}, {"leaf-p015-r2", "spine01"}, "network",
+              0, 10 * kSec),
+  };
+  EvalResult r = MustEvaluate(truth, report);
+  EXPECT_EQ(r.counts.findings_scored, 4u);
+  EXPECT_EQ(r.counts.findings_on_fabric_events, 1u);
+  EXPECT_DOUBLE_EQ(r.faults_precision, 1.0 / 3.0);
+  EXPECT_THAT(r.false_positive_findings, ElementsAre(2u, 3u));
+  EXPECT_EQ(EvalResultToJson(r)["details"]["counts"]["findings_on_fabric_events"], 1);
+
+  // Without fabric_events (older truths, the corpus) the same finding is false.
+  truth.erase("fabric_events");
+  EvalResult r2 = MustEvaluate(truth, report);
+  EXPECT_EQ(r2.counts.findings_on_fabric_events, 0u);
+  EXPECT_DOUBLE_EQ(r2.faults_precision, 1.0 / 4.0);
+}
+
 TEST(EvalTest, FindingNamesFaultJobThroughReportJobId) {
   json truth = Truth();
   truth["faults"] = {Fault("f0", "straggler", "gpu", {kA3}, {}, {"job0"}, 0, 10 * kSec)};

@@ -86,6 +86,14 @@ std::vector<TransferResult> Network::Place(const std::vector<TransferRequest>& g
       uint64_t down = LinkKey(r.dst_leaf, r.spine, false);
       double up_share = FabricShare(up, t.start_ns, cap) / fabric_users[up];
       double down_share = FabricShare(down, t.start_ns, cap) / fabric_users[down];
+      if (congestion_log_) {
+        // The link's own load, before any fault's capacity cut.
+        const double squeezed_below = CongestionLog::kSqueezedShare * rate;
+        congestion_log_->Note(r.src_leaf, r.spine, true, t.start_ns, t.bytes,
+                              up_share < squeezed_below);
+        congestion_log_->Note(r.dst_leaf, r.spine, false, t.start_ns, t.bytes,
+                              down_share < squeezed_below);
+      }
       up_share /= std::max(FaultFactor(r.src_leaf, r.spine, t.start_ns),
                            FaultFactor(r.spine, -1, t.start_ns));
       down_share /= std::max(FaultFactor(r.dst_leaf, r.spine, t.start_ns),

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/cluster.h"
+#include "sim/congestion_log.h"
 
 namespace prism::sim {
 
@@ -41,6 +42,8 @@ class Network {
  public:
   explicit Network(const Cluster* cluster) : cluster_(cluster) {}
   void AddFault(const CapacityFault& f) { faults_.push_back(f); }
+  // Where the fabric squeezes transfers, whatever the faults (sim/congestion_log.h).
+  void set_congestion_log(CongestionLog* log) { congestion_log_ = log; }
 
   // Places a group of transfers that start together (one collective's flows, or one PP send split
   // over QPs); returns their end times in order. Transfers of one group share NICs evenly.
@@ -66,6 +69,7 @@ class Network {
   void AddLoad(uint64_t link, int64_t start_ns, int64_t end_ns, double rate);
 
   const Cluster* cluster_;
+  CongestionLog* congestion_log_ = nullptr;
   std::vector<CapacityFault> faults_;
   std::unordered_map<uint64_t, Load> load_;  // key: link << 24 | bin
 };

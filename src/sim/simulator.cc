@@ -265,6 +265,23 @@ TruthFault DescribeFault(const SimConfig& config, size_t index, const Cluster& c
   return tf;
 }
 
+// The fabric's own congestion within the window, by switch names as the records carry them.
+std::vector<TruthFabricEvent> DescribeCongestion(const CongestionLog& log, const Cluster& cluster,
+                                                 int64_t window_start, int64_t window_end) {
+  std::vector<TruthFabricEvent> out;
+  for (const CongestionEvent& e : log.Events()) {
+    if (e.end_ns <= window_start || e.start_ns >= window_end) continue;
+    TruthFabricEvent te;
+    te.switches = {cluster.SwitchName(e.leaf), cluster.SwitchName(e.spine)};
+    te.direction = e.up ? "up" : "down";
+    te.start_ns = std::max(e.start_ns, window_start);
+    te.end_ns = std::min(e.end_ns, window_end);
+    te.squeezed_share = e.squeezed_share;
+    out.push_back(std::move(te));
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<Truth> Simulate(const SimConfig& input_config, const Cluster& cluster, FlowSink* out,
@@ -277,6 +294,8 @@ StatusOr<Truth> Simulate(const SimConfig& input_config, const Cluster& cluster, 
   const int64_t sim_start = window_start - SecondsToNs(config.warmup_s);
 
   Network net(&cluster);
+  CongestionLog congestion;
+  net.set_congestion_log(&congestion);
   RecordEmitter emitter(&cluster, &net, config.noise, config.seed, window_start, window_end, out,
                         points);
   const FaultPlan plan = InstallFaults(config, cluster, window_start, &net, &emitter);
@@ -307,6 +326,7 @@ StatusOr<Truth> Simulate(const SimConfig& input_config, const Cluster& cluster, 
   for (size_t i = 0; i < config.faults.size(); ++i) {
     truth.faults.push_back(DescribeFault(config, i, cluster, jobs, emitter, plan, window_start));
   }
+  truth.fabric_events = DescribeCongestion(congestion, cluster, window_start, window_end);
   return truth;
 }
 

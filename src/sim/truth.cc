@@ -56,6 +56,16 @@ Status WriteTruthJson(const Truth& truth, std::ostream* out) {
                       {"factor", f.factor}});
   }
   j["faults"] = std::move(faults);
+  json fabric_events = json::array();
+  for (const auto& e : truth.fabric_events) {
+    fabric_events.push_back({{"kind", e.kind},
+                             {"switches", e.switches},
+                             {"direction", e.direction},
+                             {"start_ns", e.start_ns},
+                             {"end_ns", e.end_ns},
+                             {"squeezed_share", e.squeezed_share}});
+  }
+  j["fabric_events"] = std::move(fabric_events);
   *out << j.dump(1) << '\n';
   if (!*out) return MakeError(ErrorCode::kInternal, "failed writing truth.json");
   return OkStatus();

@@ -46,6 +46,15 @@ struct TruthFault {
   double factor = 1;
 };
 
+// A link the simulated fabric congested with no fault injected (sim/congestion_log.h).
+struct TruthFabricEvent {
+  std::string kind = "congested_link";
+  std::vector<std::string> switches;  // leaf, spine
+  std::string direction;              // "up" (leaf -> spine) or "down"
+  int64_t start_ns = 0, end_ns = 0;
+  double squeezed_share = 0;
+};
+
 struct Truth {
   std::string scenario;
   uint64_t seed = 0;
@@ -55,6 +64,7 @@ struct Truth {
   std::vector<TruthPair> pairs;
   std::vector<TruthTimeline> timelines;
   std::vector<TruthFault> faults;
+  std::vector<TruthFabricEvent> fabric_events;
 };
 
 Status WriteTruthJson(const Truth& truth, std::ostream* out);
