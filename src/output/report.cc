@@ -69,6 +69,26 @@ bool PreferPairLabel(int64_t start_ns, bool known, uint32_t steps, int64_t kept_
   return start_ns >= kept_start_ns;
 }
 
+// The finding as the report shows it; its job is filled in by Build().
+ReportFinding ConvertFinding(const EndpointTable& endpoints, const diagnosis::Finding& f) {
+  ReportFinding r;
+  r.kind = f.kind;
+  r.severity = f.severity;
+  r.gpus = Addrs(endpoints, f.gpus);
+  r.switches = f.switches;
+  std::sort(r.switches.begin(), r.switches.end());
+  r.start_ns = f.start_ns;
+  r.end_ns = f.end_ns;
+  r.metric = f.metric;
+  r.value = f.value;
+  r.baseline = f.baseline;
+  r.sigma = f.sigma;
+  r.units = f.units;
+  r.cause = f.cause;
+  r.summary = f.summary;
+  return r;
+}
+
 }  // namespace
 
 double Quantile(std::vector<double> values, double q) {
@@ -87,10 +107,29 @@ void ReportBuilder::AddSource(std::string path, std::string format, uint64_t rec
 
 void ReportBuilder::AddWindow(const WindowInput& w) {
   PRISM_CHECK(w.endpoints != nullptr && w.results != nullptr);
+  const std::vector<size_t> job_map = MergeJobs(w);
+  MergePairs(w, job_map);
+  MergeTimelines(w, job_map);
+  MergeFindings(w, job_map);
+
+  ReportWindow rw;
+  rw.start_ns = w.start_ns;
+  rw.end_ns = w.end_ns;
+  rw.records = w.records;
+  rw.records_start_ns = w.records_start_ns;
+  rw.records_end_ns = w.records_end_ns;
+  rw.jobs = w.results->jobs.size();
+  rw.findings = w.findings != nullptr ? w.findings->size() : 0;
+  windows_.push_back(rw);
+}
+
+size_t ReportBuilder::MergedJob(const std::vector<size_t>& job_map, int j) {
+  return j >= 0 && static_cast<size_t>(j) < job_map.size() ? job_map[j] : kNoJob;
+}
+
+std::vector<size_t> ReportBuilder::MergeJobs(const WindowInput& w) {
   const EndpointTable& endpoints = *w.endpoints;
   const analysis::AnalysisResults& res = *w.results;
-
-  // Jobs: window-local index -> merged index.
   std::vector<size_t> job_map(res.jobs.size(), kNoJob);
   for (size_t j = 0; j < res.jobs.size(); ++j) {
     const analysis::Job& job = res.jobs[j];
@@ -120,12 +159,12 @@ void ReportBuilder::AddWindow(const WindowInput& w) {
       }
     }
   }
-  auto merged_job = [&](int j) {
-    return j >= 0 && static_cast<size_t>(j) < job_map.size() ? job_map[j] : kNoJob;
-  };
+  return job_map;
+}
 
-  for (const analysis::Pair& p : res.pairs) {
-    IpAddr a = endpoints.Addr(p.a), b = endpoints.Addr(p.b);
+void ReportBuilder::MergePairs(const WindowInput& w, const std::vector<size_t>& job_map) {
+  for (const analysis::Pair& p : w.results->pairs) {
+    IpAddr a = w.endpoints->Addr(p.a), b = w.endpoints->Addr(p.b);
     if (b < a) std::swap(a, b);
     auto [it, inserted] = pairs_.try_emplace({a, b});
     PairAcc& acc = it->second;
@@ -133,56 +172,33 @@ void ReportBuilder::AddWindow(const WindowInput& w) {
     bool acc_known = acc.label != analysis::PairLabel::kUnknown;
     if (inserted || PreferPairLabel(w.start_ns, known, p.evidence.steps, acc.start_ns, acc_known,
                                     acc.evidence.steps)) {
-      acc.job = merged_job(p.job);
+      acc.job = MergedJob(job_map, p.job);
       acc.label = p.label;
       acc.evidence = p.evidence;
       acc.start_ns = w.start_ns;
     }
   }
+}
 
-  for (const analysis::Timeline& t : res.timelines) {
-    TimelineAcc& acc = timelines_[{endpoints.Addr(t.gpu), merged_job(t.job)}];
+void ReportBuilder::MergeTimelines(const WindowInput& w, const std::vector<size_t>& job_map) {
+  for (const analysis::Timeline& t : w.results->timelines) {
+    TimelineAcc& acc = timelines_[{w.endpoints->Addr(t.gpu), MergedJob(job_map, t.job)}];
     if (t.stage >= 0 && w.start_ns >= acc.stage_start_ns) {
       acc.stage = t.stage;
       acc.stage_start_ns = w.start_ns;
     }
-    for (const auto& s : t.steps) acc.steps.push_back(ConvertStep(endpoints, s));
+    for (const auto& s : t.steps) acc.steps.push_back(ConvertStep(*w.endpoints, s));
   }
+}
 
-  size_t num_findings = 0;
-  if (w.findings != nullptr) {
-    num_findings = w.findings->size();
-    for (const diagnosis::Finding& f : *w.findings) {
-      FindingAcc acc;
-      acc.job = merged_job(f.job);
-      ReportFinding& r = acc.finding;
-      r.kind = f.kind;
-      r.severity = f.severity;
-      r.gpus = Addrs(endpoints, f.gpus);
-      r.switches = f.switches;
-      std::sort(r.switches.begin(), r.switches.end());
-      r.start_ns = f.start_ns;
-      r.end_ns = f.end_ns;
-      r.metric = f.metric;
-      r.value = f.value;
-      r.baseline = f.baseline;
-      r.sigma = f.sigma;
-      r.units = f.units;
-      r.cause = f.cause;
-      r.summary = f.summary;
-      findings_.push_back(std::move(acc));
-    }
+void ReportBuilder::MergeFindings(const WindowInput& w, const std::vector<size_t>& job_map) {
+  if (w.findings == nullptr) return;
+  for (const diagnosis::Finding& f : *w.findings) {
+    FindingAcc acc;
+    acc.job = MergedJob(job_map, f.job);
+    acc.finding = ConvertFinding(*w.endpoints, f);
+    findings_.push_back(std::move(acc));
   }
-
-  ReportWindow rw;
-  rw.start_ns = w.start_ns;
-  rw.end_ns = w.end_ns;
-  rw.records = w.records;
-  rw.records_start_ns = w.records_start_ns;
-  rw.records_end_ns = w.records_end_ns;
-  rw.jobs = res.jobs.size();
-  rw.findings = num_findings;
-  windows_.push_back(rw);
 }
 
 ReportBuilder::JobNumbering ReportBuilder::NumberJobs() const {

@@ -243,6 +243,13 @@ class ReportBuilder {
     std::vector<std::string> ids;  // index in jobs_ -> "job<number>"
     std::string IdOf(size_t j) const { return j == kNoJob ? std::string() : ids[j]; }
   };
+  // AddWindow()'s parts. MergeJobs maps a window's job index to an index in jobs_.
+  std::vector<size_t> MergeJobs(const WindowInput& w);
+  // The index in jobs_ of a window's job `j` (kNoJob for -1 or out of range).
+  static size_t MergedJob(const std::vector<size_t>& job_map, int j);
+  void MergePairs(const WindowInput& w, const std::vector<size_t>& job_map);
+  void MergeTimelines(const WindowInput& w, const std::vector<size_t>& job_map);
+  void MergeFindings(const WindowInput& w, const std::vector<size_t>& job_map);
   JobNumbering NumberJobs() const;
   // Timelines by (GPU, job number), each step once; fills the jobs' step-time summaries.
   void AddTimelines(const JobNumbering& jobs, Report* report) const;
