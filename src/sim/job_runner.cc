@@ -109,9 +109,14 @@ int64_t JobRunner::RingCollective(int stage, int tp_index, const std::vector<int
   for (int d = 0; d < dp; ++d) edges.push_back({d, (d + 1) % dp});
 
   const int channels = std::max(1, config_.channels);
+  // Ring steps per collective: 2(n-1) for an all-reduce, n-1 for a reduce-scatter or all-gather.
+  const int ring_steps = std::max(1, static_cast<int>(std::lround(edge_factor * dp)));
   for (size_t b = 0; b < bucket_bytes.size(); ++b) {
     const uint64_t per_edge = static_cast<uint64_t>(bucket_bytes[b] * edge_factor);
     const uint64_t per_flow = per_edge / channels;
+    std::vector<int> early(dp, 0);
+    if (b == 0 && cts_at_ready && config_.ring_early_steps)
+      early = SendEarlySteps(member, ready, per_edge, ring_steps);
     std::vector<TransferRequest> group;
     int64_t end = t;
     for (auto [from, to] : edges) {
@@ -120,6 +125,7 @@ int64_t JobRunner::RingCollective(int stage, int tp_index, const std::vector<int
         end = std::max(end, t + static_cast<int64_t>(per_edge / kNvlinkBytesPerNs));
         continue;
       }
+      const uint64_t early_bytes = per_edge / ring_steps / channels * early[from];
       for (int c = 0; c < channels; ++c) {
         uint32_t qp = QpNumber(src, dst, c, seed_);
         // The receiver posts its buffers (clear-to-send) when it arrives at the collective, so
@@ -129,7 +135,8 @@ int64_t JobRunner::RingCollective(int stage, int tp_index, const std::vector<int
         uint32_t cts_qp = QpNumber(dst, src, c, seed_);
         sink_->Emit({dst, src, cts_qp, cts_time, cts_time + 1'000, kCtsBytes,
                      cluster_->RouteFor(dst, src, cts_qp), index_, FlowKind::kControl});
-        group.push_back({src, dst, qp, std::max(t, cts_time + 1'000) + PostJitterNs(), per_flow});
+        group.push_back({src, dst, qp, std::max(t, cts_time + 1'000) + PostJitterNs(),
+                         per_flow - early_bytes});
       }
     }
     if (!group.empty()) {
@@ -144,6 +151,53 @@ int64_t JobRunner::RingCollective(int stage, int tp_index, const std::vector<int
     t = end;  // the next bucket's ring starts when this one has finished everywhere
   }
   return t;
+}
+
+// NCCL's ring moves data chunk by chunk: step s of member d sends to its successor what d
+// received at step s-1 (its own chunk at step 0). It can start once d is there, the successor has
+// posted its buffers (on arrival) and the predecessor's step s-1 has arrived; before the last
+// member arrives the chain runs from each early member on until it reaches one not there yet. So
+// the member after the last one sends one step early, the next two, and so on, while the last
+// member's predecessor waits for its buffers: the last member neither sends nor receives early.
+std::vector<int> JobRunner::SendEarlySteps(const std::vector<int>& member,
+                                           const std::vector<int64_t>& ready, uint64_t per_edge,
+                                           int steps) {
+  const int n = static_cast<int>(member.size());
+  const int64_t last = *std::max_element(ready.begin(), ready.end());
+  const int channels = std::max(1, config_.channels);
+  const uint64_t per_flow = per_edge / steps / channels;
+  std::vector<int> sent(n, 0);
+  std::vector<int64_t> arrived(n, 0);  // when member d's latest step reached its successor
+  for (int d = 0; d < n; ++d)
+    if (cluster_->HostOf(member[d]) == cluster_->HostOf(member[(d + 1) % n])) return sent;
+  for (int s = 0; s < steps; ++s) {
+    std::vector<TransferRequest> group;
+    std::vector<int> sender;
+    for (int d = 0; d < n; ++d) {
+      const int pred = (d + n - 1) % n, succ = (d + 1) % n;
+      if (sent[d] != s || (s > 0 && sent[pred] < s)) continue;  // chain stopped, nothing to pass
+      int64_t start = std::max(ready[d], ready[succ]);
+      if (s > 0) start = std::max({start, arrived[d], arrived[pred]});
+      if (start >= last) continue;
+      for (int c = 0; c < channels; ++c) {
+        group.push_back({member[d], member[succ], QpNumber(member[d], member[succ], c, seed_),
+                         start + PostJitterNs(), per_flow});
+        sender.push_back(d);
+      }
+    }
+    if (group.empty()) break;
+    const std::vector<TransferResult> placed = network_->Place(group);
+    std::vector<int64_t> next = arrived;
+    for (size_t i = 0; i < group.size(); ++i) {
+      const TransferRequest& g = group[i];
+      sink_->Emit({g.src, g.dst, g.qp, g.start_ns, placed[i].end_ns, g.bytes, placed[i].route,
+                   index_, FlowKind::kDp});
+      next[sender[i]] = std::max(next[sender[i]], placed[i].end_ns);
+      sent[sender[i]] = s + 1;
+    }
+    arrived = std::move(next);
+  }
+  return sent;
 }
 
 void JobRunner::RunReplicaPipeline(int replica, std::vector<int64_t>* last_bwd_start,

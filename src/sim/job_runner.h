@@ -66,6 +66,10 @@ class JobRunner {
   void RunReplicaPipeline(int replica, std::vector<int64_t>* last_bwd_start,
                           std::vector<int64_t>* last_bwd_end);
   int64_t PostJitterNs();
+  // The ring steps members send before the last one arrives (bucket 0 with buffers posted at
+  // arrival), emitted as flows; returns the steps each member (replica) sent.
+  std::vector<int> SendEarlySteps(const std::vector<int>& member, const std::vector<int64_t>& ready,
+                                  uint64_t per_edge, int steps);
 
   int index_;
   JobConfig config_;

@@ -237,6 +237,7 @@ SimConfig Counters(const char* name = "counters", double scale = 1) {
   c.jobs.push_back(Job(0, 4, 2, 8, 16, 100));   // 8 hosts, ~5.5 s steps
   c.jobs.push_back(Job(8, 3, 2, 8, 24, 110));   // 6 hosts, ~8.5 s steps
   c.jobs.push_back(Job(14, 6, 1, 8, 8, 250));   // 6 hosts, DP only, ~6.3 s steps
+  for (JobConfig& j : c.jobs) j.ring_early_steps = true;  // as NCCL rings do (sim_config.h)
   for (int g = 0; g < 8; ++g) {                 // host 1: stage 0, replica 1 of job 0
     FaultConfig f;
     f.kind = FaultKind::kStraggler;

@@ -41,6 +41,11 @@ struct JobConfig {
   double grad_mib = 1024;         // gradient bytes per rank (all-reduced over DP every step)
   std::vector<double> bucket_fractions = {0.35, 0.3, 0.25, 0.1};  // DP buckets (ZeRO: uniform)
   int channels = 2;               // NCCL channels: parallel ring flows per DP edge
+  // NCCL rings make progress before the last member arrives: a member whose successor has posted
+  // its buffers sends its own chunk, and passes on what its predecessor sent it, until the chain
+  // reaches a member not there yet (JobRunner::SendEarlySteps). Off: every ring edge starts when
+  // the last member is ready (the model the flow-mode evaluation tables were measured with).
+  bool ring_early_steps = false;
   int qps_per_connection = 2;     // PP messages round-robin over these QPs
 };
 

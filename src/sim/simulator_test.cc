@@ -117,6 +117,57 @@ TEST(Simulator, StepBoundaryFollowsTheGpusDpBurst) {
   EXPECT_GT(checked, 500u);
 }
 
+// NCCL rings progress while waiting for a late member: with early ring steps, in the stage-0
+// ring of hosts 0-3 waiting for a slow host 1, hosts 2 and 3 send DP bytes before host 1 starts
+// (and 3 and 0 receive them), host 0 sends none (host 1 has not posted its buffers) and host 1
+// neither sends nor receives any. Without them nothing moves before the late member.
+TEST(Simulator, RingEarlyStepsLeaveOnlyTheLateMemberSilent) {
+  for (bool early : {false, true}) {
+    SimConfig c = *MakeScenario("tiny", 1);
+    c.jobs[0].ring_early_steps = early;
+    for (int g = 0; g < 8; ++g) {  // host 1: stage 0, replica 1
+      FaultConfig f;
+      f.kind = FaultKind::kStraggler;
+      f.rank = 8 + g;
+      f.factor = 2;
+      f.end_s = c.duration_s;
+      c.faults.push_back(f);
+    }
+    auto run = RunScenario(c);
+    std::map<std::string, int> host;  // GPU address -> host index within the job
+    const TruthJob& job = run->truth.jobs[0];
+    for (size_t i = 0; i < job.gpus.size(); ++i) host[job.gpus[i]] = static_cast<int>(i / 8);
+    std::vector<const FlowRecord*> dp;  // DP data within the stage-0 ring
+    std::vector<int64_t> late_starts;   // host 1's DP sends
+    for (const auto& r : run->sink.records) {
+      const int a = host[r.src.ToString()], b = host[r.dst.ToString()];
+      if (r.bytes <= kControlBytes || a > 3 || b > 3 || a == b) continue;
+      dp.push_back(&r);
+      if (a == 1) late_starts.push_back(r.start_ns);
+    }
+    std::sort(late_starts.begin(), late_starts.end());
+    std::vector<int> sent(4, 0), received(4, 0);
+    for (const FlowRecord* r : dp) {
+      // The next collective host 1 joins; early = 50-1500 ms before it.
+      auto next = std::lower_bound(late_starts.begin(), late_starts.end(), r->start_ns);
+      if (next == late_starts.end() || *next - r->start_ns < 50'000'000 ||
+          *next - r->start_ns > 1'500'000'000)
+        continue;
+      ++sent[host[r->src.ToString()]];
+      ++received[host[r->dst.ToString()]];
+    }
+    SCOPED_TRACE(early ? "early steps" : "no early steps");
+    EXPECT_EQ(sent[1], 0);
+    EXPECT_EQ(received[1], 0);
+    EXPECT_EQ(sent[0], 0);
+    EXPECT_EQ(received[2], 0);
+    EXPECT_EQ(sent[2] > 0, early);
+    EXPECT_EQ(sent[3] > 0, early);
+    EXPECT_EQ(received[3] > 0, early);
+    EXPECT_EQ(received[0] > 0, early);
+  }
+}
+
 // A PP pair carries one data size per step; control writes are 64 B.
 TEST(Simulator, PpPairsCarryOneSizeAndDpPairsSeveral) {
   auto run = RunScenario(*MakeScenario("tiny", 3));
