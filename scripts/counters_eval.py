@@ -8,7 +8,8 @@ Usage: counters_eval.py TRUTH.json REPORT.json  -> one JSON line:
   matched job overlapping the slow-server span), slow_localized (a server_out_of_step naming the
   slow host), false_findings (findings overlapping no fault of their job), false_warnings (those
   of severity warning or critical: what an operator is paged for), rhythms (iteration_rhythm
-  findings: a job's checkpoint cadence, info).
+  findings: a job's checkpoint cadence, info), named (the servers server_out_of_step findings
+  name, all jobs).
 Sweep: counters_eval.py --sweep LLMPRISM OUTDIR  runs simulate + analyze over poll intervals and
 scenarios and prints a Markdown table.
 """
@@ -75,6 +76,8 @@ def score(truth, report):
     out["false_findings"] = false
     out["false_warnings"] = false_warn
     out["rhythms"] = sum(x["kind"] == "iteration_rhythm" for x in report["findings"])
+    out["named"] = sorted({h for x in report["findings"] if x["kind"] == "server_out_of_step"
+                           for h in x.get("hosts", [])})
     return out
 
 
@@ -83,8 +86,8 @@ def sweep(llmprism, outdir):
     cases = [("counters", p, p) for p in (0.1, 0.5, 1, 2, 5)] + [("counters", 0.5, 1)]
     cases += [("counters-short", 1, 1), ("counters-short", 0.5, 1), ("counters-long", 1, 1), ("counters-long", 5, 5)]
     cases += [("counters-ops", 1, 1), ("counters-ops", 0.5, 1)]
-    print("| scenario | poll s | refresh s | jobs exact | period err max | stall found | slow server found (localized) | false findings (warning+) | rhythm |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| scenario | poll s | refresh s | jobs exact | period err max | stall found | slow server found (localized) | false findings (warning+) | rhythm | servers named |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for scen, poll, refresh in cases:
         d = os.path.join(outdir, f"{scen}-p{poll}-r{refresh}")
         subprocess.run([llmprism, "simulate", "--scenario", scen, "--emit", "counters", "--poll", str(poll),
@@ -96,7 +99,8 @@ def sweep(llmprism, outdir):
         pe = "-" if s["period_err_max"] is None else f"{100 * s['period_err_max']:.2f}%"
         print(f"| {scen} | {poll} | {refresh} | {s['jobs_exact']}/{s['jobs_truth']} | {pe} | "
               f"{s['stalls_found']}/{s['stalls']} | {s['slow_found']}/{s['slow_servers']} ({s['slow_localized']}) | "
-              f"{s['false_findings']} ({s['false_warnings']}) | {s['rhythms']} |")
+              f"{s['false_findings']} ({s['false_warnings']}) | {s['rhythms']} | "
+              f"{', '.join(s['named']) or '-'} |")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "counters/late_servers.h"
 #include "diagnosis/robust_stats.h"
 
 namespace prism::counters {
@@ -988,7 +989,7 @@ void FindServersOutOfStep(const CountersJob& job, int ji, const std::vector<doub
 // Stages 4 and 5 for one job: period, iterations, step summary, plot, findings.
 void AnalyzeJob(int ji, const ServerSeries& series, const Grid& grid, double refresh_s,
                 const CountersOptions& options, const NicSeriesFn& nic_series,
-                CountersResult* res) {
+                const ServerPortsFn& server_ports, CountersResult* res) {
   CountersJob& job = res->jobs[ji];
   for (int s : job.servers) res->servers[s].job = ji;
   const JobTraffic jt = SumJobTraffic(job, series, grid.bins);
@@ -1005,6 +1006,11 @@ void AnalyzeJob(int ji, const ServerSeries& series, const Grid& grid, double ref
                          res->polls.poll_p90_s, options, &res->findings);
   FindServersOutOfStep(job, ji, jt.rate, series, flagged, grid, res->servers, nic_series,
                        &res->findings);
+  LateServerContext late;
+  late.refresh_s = refresh_s;
+  late.max_gap_s = options.max_gap_s;
+  late.step_median_s = base.median;
+  FindLateServers(job, ji, res->servers, flagged, late, server_ports, &res->findings);
 }
 
 }  // namespace
@@ -1046,9 +1052,24 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
     }
     return out;
   };
+  // One server's ports with their NIC names: the late-server test folds their raw polls.
+  const ServerPortsFn server_ports = [&](const std::string& server) {
+    std::vector<std::pair<const PortSeries*, std::string>> out;
+    for (const PortSeries& p : data.ports) {
+      auto it = topology.find({p.switch_name, p.port});
+      const std::string name =
+          topology.empty() ? p.switch_name + ":" + p.port
+                           : (it == topology.end() ? std::string() : it->second.server);
+      if (name != server) continue;
+      const bool named = !topology.empty() && !it->second.nic.empty();
+      out.push_back({&p, named ? it->second.nic : p.switch_name + ":" + p.port});
+    }
+    return out;
+  };
   res.jobs = GroupServersIntoJobs(series, res.grid, options, &res.servers);
   for (size_t ji = 0; ji < res.jobs.size(); ++ji) {
-    AnalyzeJob(static_cast<int>(ji), series, res.grid, refresh_s, options, nic_series, &res);
+    AnalyzeJob(static_cast<int>(ji), series, res.grid, refresh_s, options, nic_series,
+               server_ports, &res);
   }
   std::sort(res.findings.begin(), res.findings.end(),
             [](const CountersFinding& a, const CountersFinding& b) {
