@@ -142,9 +142,9 @@ CountersFinding LateFinding(const CountersJob& job, int ji, const CountersFindin
   f.units = static_cast<int>(iterations);
   f.summary = fmt::format(
       "{} reached the job's collectives last over {} slow iterations: neither sent nor received "
-      "before its ring's burst (at most {:.1f}% of its bytes, above normal iterations) while other "
+      "before the ring's burst (at most {:.1f}% of the bytes, above normal iterations) while other "
       "members sent up to {:.1f}% and received up to {:.1f}% early, in both halves of the episode "
-      "and on each of its NICs; the job lost {:.0f} GPU-s{}",
+      "and on most NICs; the job lost {:.0f} GPU-s{}",
       fmt::join(names, ", "), iterations, 100 * std::max(0.0, f.value), 100 * top_sent,
       100 * top_received, episode.lost_gpu_s,
       names.size() > 1 ? " (a slow server also holds back the other stages of its pipeline "
