@@ -35,7 +35,7 @@ build packet_fuzzer src/ingest/packet/packet_fuzzer.cc src/ingest/packet/decoder
 build export_decoder_fuzzer src/ingest/ipfix/export_decoder_fuzzer.cc \
   src/ingest/ipfix/export_decoder.cc src/ingest/ipfix/data_record.cc \
   src/ingest/ipfix/ipfix_template.cc src/ingest/ipfix/template_cache.cc \
-  src/ingest/ipfix/sequence_tracker.cc
+  src/ingest/ipfix/sequence_tracker.cc src/ingest/ipfix/decode_plan.cc
 build sflow_decoder_fuzzer src/ingest/sflow/sflow_decoder_fuzzer.cc \
   src/ingest/sflow/sflow_decoder.cc src/ingest/sflow/sflow_format.cc \
   src/ingest/sflow/loss_tracker.cc src/ingest/packet/decoders.cc src/ingest/packet/dispatch.cc \

@@ -38,6 +38,7 @@
 
 #include "analysis/analyze.h"
 #include "core/name_table.h"
+#include "core/record_batch.h"
 #include "core/stats.h"
 #include "core/status.h"
 #include "core/topology.h"
@@ -109,10 +110,11 @@ std::string Megabytes(int64_t bytes) {
 
 // Forwards records to `inner` and, when enabled (stderr is a terminal), redraws one progress line
 // on stderr at most four times a second: records, bytes of the file, rate and ETA.
-class ProgressSink : public prism::FlowSink {
+class ProgressSink : public prism::FlowSink, public prism::BatchSink {
  public:
   ProgressSink(prism::FlowSink* inner, bool enabled, std::string path)
-      : inner_(inner), enabled_(enabled), path_(std::move(path)) {
+      : inner_(inner), inner_batches_(prism::BatchSideOf(inner)), enabled_(enabled),
+        path_(std::move(path)) {
     if (!enabled_) return;
     start_ = last_ = std::chrono::steady_clock::now();
     bytes0_ = ProcessBytesRead();
@@ -124,6 +126,13 @@ class ProgressSink : public prism::FlowSink {
   void OnRecord(const prism::FlowRecord& r) override {
     inner_->OnRecord(r);
     if (enabled_ && (++records_ & 0xffff) == 0) Tick(false);
+  }
+  bool TakesBatches() const override { return inner_batches_ != nullptr; }
+  void OnBatch(prism::RecordBatch* batch) override {
+    const uint64_t n = batch->size;  // before the inner sinks drop any
+    inner_batches_->OnBatch(batch);
+    if (enabled_ && ((records_ + n) >> 16) != (records_ >> 16)) Tick(false);
+    records_ += n;
   }
   void Done() {
     if (enabled_ && records_ > 0) Tick(true);
@@ -152,6 +161,7 @@ class ProgressSink : public prism::FlowSink {
   }
 
   prism::FlowSink* inner_;
+  prism::BatchSink* inner_batches_;  // null: `inner` takes records one by one
   bool enabled_;
   std::string path_;
   uint64_t records_ = 0;

@@ -14,14 +14,33 @@ namespace prism::flow {
 void FlowTable::OnRecord(const FlowRecord& r) {
   start_ns_.push_back(r.start_ns);
   end_ns_.push_back(r.end_ns);
-  src_.push_back(endpoints_.Intern(r.src));
-  dst_.push_back(endpoints_.Intern(r.dst));
+  src_.push_back(endpoint_cache_.Intern(r.src, &endpoints_));
+  dst_.push_back(endpoint_cache_.Intern(r.dst, &endpoints_));
   bytes_.push_back(r.bytes);
   qp_.push_back(r.qp);
   point_.push_back(r.point);
   sampling_rate_.push_back(r.sampling_rate);
   min_start_ns_ = std::min(min_start_ns_, r.start_ns);
   max_end_ns_ = std::max(max_end_ns_, r.end_ns);
+}
+
+void FlowTable::OnBatch(RecordBatch* batch) {
+  const size_t n = batch->size;
+  auto append = [n](auto* column, const auto& from) {
+    column->insert(column->end(), from.begin(), from.begin() + static_cast<ptrdiff_t>(n));
+  };
+  append(&start_ns_, batch->start_ns);
+  append(&end_ns_, batch->end_ns);
+  append(&bytes_, batch->bytes);
+  append(&qp_, batch->qp);
+  append(&point_, batch->point);
+  append(&sampling_rate_, batch->sampling_rate);
+  for (size_t i = 0; i < n; ++i) {
+    src_.push_back(endpoint_cache_.Intern(batch->src[i], &endpoints_));
+    dst_.push_back(endpoint_cache_.Intern(batch->dst[i], &endpoints_));
+    min_start_ns_ = std::min(min_start_ns_, batch->start_ns[i]);
+    max_end_ns_ = std::max(max_end_ns_, batch->end_ns[i]);
+  }
 }
 
 void FlowTable::Reserve(size_t rows) {

@@ -11,14 +11,19 @@
 
 #include "core/flow_record.h"
 #include "core/name_table.h"
+#include "core/record_batch.h"
+#include "flow/endpoint_cache.h"
 
 namespace prism::flow {
 
 using RowId = uint32_t;
 
-class FlowTable : public FlowSink {
+class FlowTable : public FlowSink, public BatchSink {
  public:
   void OnRecord(const FlowRecord& r) override;
+  // Appends rows [0, batch->size), endpoints interned in row order (source, then destination),
+  // exactly as OnRecord would one by one.
+  void OnBatch(RecordBatch* batch) override;
   void Reserve(size_t rows);
   // Sorts every column by (start_ns, end_ns, src, dst); stable for equal keys. `threads` > 1
   // moves the columns in parallel (same result).
@@ -66,6 +71,7 @@ class FlowTable : public FlowSink {
   void OrderEqualStarts();
 
   EndpointTable endpoints_;
+  EndpointCache endpoint_cache_;  // in front of endpoints_ for appends
   std::vector<int64_t> start_ns_, end_ns_;
   std::vector<EndpointId> src_, dst_;
   std::vector<uint64_t> bytes_;

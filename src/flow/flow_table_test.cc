@@ -260,5 +260,80 @@ TEST(FlowTableSort, CopyAndKeepRowsAreSortedByTheirOwnIds) {
   ExpectRows(Rows(all), want);
 }
 
+
+// Rows appended a batch at a time (the decoders' column path) give the table OnRecord gives one
+// by one: the same columns, endpoints interned in the same order. 40,000 addresses over 16,384
+// cache slots, so slots are shared and overwritten; a KeepRows in between replaces the endpoint
+// table the cache's ids point into.
+TEST(FlowTable, BatchesGiveTheTableRecordsGive) {
+  std::mt19937_64 rng(11);
+  std::vector<FlowRecord> records(60'000);
+  for (FlowRecord& r : records) {
+    const bool v6 = rng() % 7 == 0;
+    auto addr = [&] {
+      const uint32_t host = static_cast<uint32_t>(rng() % 40'000);
+      if (!v6) return IpAddr::FromV4(0x0a000000 | host);
+      uint8_t b[16] = {0xfd};
+      b[14] = static_cast<uint8_t>(host >> 8);
+      b[15] = static_cast<uint8_t>(host);
+      return IpAddr::FromV6(b);
+    };
+    r.src = addr();
+    r.dst = rng() % 3 == 0 ? r.src : addr();
+    r.start_ns = static_cast<int64_t>(rng() % 1'000'000);
+    r.end_ns = r.start_ns + static_cast<int64_t>(rng() % 1000);
+    r.bytes = rng();
+    r.qp = static_cast<uint32_t>(rng());
+    r.point = static_cast<PointId>(rng() % 9);
+    r.sampling_rate = 1 + static_cast<uint32_t>(rng() % 3);
+  }
+  FlowTable one, batched;
+  RecordBatch batch;
+  auto feed = [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i) one.OnRecord(records[i]);
+    for (size_t i = lo; i < hi;) {
+      const size_t n = std::min<size_t>(hi - i, 1 + rng() % 700);
+      batch.Reserve(n);
+      batch.size = n;
+      for (size_t k = 0; k < n; ++k, ++i) {
+        const FlowRecord& r = records[i];
+        batch.start_ns[k] = r.start_ns;
+        batch.end_ns[k] = r.end_ns;
+        batch.src[k] = r.src;
+        batch.dst[k] = r.dst;
+        batch.bytes[k] = r.bytes;
+        batch.qp[k] = r.qp;
+        batch.point[k] = r.point;
+        batch.sampling_rate[k] = r.sampling_rate;
+      }
+      batched.OnBatch(&batch);
+    }
+  };
+  auto expect_same = [&] {
+    ASSERT_EQ(batched.size(), one.size());
+    ASSERT_EQ(batched.endpoints().size(), one.endpoints().size());
+    for (EndpointId e = 0; e < one.endpoints().size(); ++e) {
+      ASSERT_EQ(batched.endpoints().Addr(e), one.endpoints().Addr(e));
+    }
+    auto same = [](auto a, auto b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); };
+    EXPECT_TRUE(same(batched.start_ns(), one.start_ns()));
+    EXPECT_TRUE(same(batched.end_ns(), one.end_ns()));
+    EXPECT_TRUE(same(batched.src(), one.src()));
+    EXPECT_TRUE(same(batched.dst(), one.dst()));
+    EXPECT_TRUE(same(batched.bytes(), one.bytes()));
+    EXPECT_TRUE(same(batched.qp(), one.qp()));
+    EXPECT_TRUE(same(batched.point(), one.point()));
+    EXPECT_TRUE(same(batched.sampling_rate(), one.sampling_rate()));
+    EXPECT_EQ(batched.min_start_ns(), one.min_start_ns());
+    EXPECT_EQ(batched.max_end_ns(), one.max_end_ns());
+  };
+  feed(0, 30'000);
+  expect_same();
+  one.KeepRows(10'000, 20'000);
+  batched.KeepRows(10'000, 20'000);
+  feed(30'000, records.size());
+  expect_same();
+}
+
 }  // namespace
 }  // namespace prism::flow

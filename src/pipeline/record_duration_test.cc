@@ -6,6 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "core/record_batch.h"
+
 namespace prism::pipeline {
 namespace {
 
@@ -63,6 +65,39 @@ TEST(DurationFilter, CountsAndSkipsOnlyImplausibleRecords) {
   EXPECT_EQ(out.records[1].start_ns, t + 3000);
   EXPECT_EQ(stats.Get(Stat::record_bad_duration), 2u);
   EXPECT_EQ(stats.SkippedTotal(), 2u);  // data loss: shown and reflected in the exit code
+}
+
+// Batches (the decoders' column path): the same rows dropped and counted, the rest forwarded in
+// order; a filter in front of a sink without a batch side has none either.
+struct CollectBatches : FlowSink, BatchSink {
+  void OnRecord(const FlowRecord&) override {}
+  void OnBatch(RecordBatch* b) override {
+    for (size_t i = 0; i < b->size; ++i) starts.push_back(b->start_ns[i]);
+  }
+  std::vector<int64_t> starts;
+};
+
+TEST(DurationFilter, BatchesLoseTheSameRows) {
+  const int64_t t = 1'700'000'000 * kS;
+  CollectBatches out;
+  Stats stats;
+  DurationFilter filter(&out, kDefaultMaxRecordNs, &stats);
+  ASSERT_EQ(BatchSideOf(&filter), &filter);
+  RecordBatch batch;
+  batch.Reserve(4);
+  batch.size = 4;
+  const int64_t starts[] = {t, -5, t + 2000, t + 3000};
+  const int64_t ends[] = {t + 500, t + 1000, t + 1000, t + 3500};
+  for (size_t i = 0; i < 4; ++i) {
+    batch.start_ns[i] = starts[i];
+    batch.end_ns[i] = ends[i];
+  }
+  filter.OnBatch(&batch);
+  EXPECT_EQ(out.starts, (std::vector<int64_t>{t, t + 3000}));
+  EXPECT_EQ(stats.Get(Stat::record_bad_duration), 2u);
+  Collect records_only;
+  DurationFilter plain(&records_only, kDefaultMaxRecordNs, &stats);
+  EXPECT_EQ(BatchSideOf(&plain), nullptr);
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 #include <fmt/format.h>
 
 #include "core/big_endian.h"
+#include "core/record_batch.h"
 #include "ingest/ipfix/data_record.h"
+#include "ingest/ipfix/planned_records.h"
 #include "ingest/ipfix/sequence_tracker.h"
 
 namespace prism::ingest {
@@ -80,6 +82,10 @@ struct ExportDecoder::Impl {
     return static_cast<size_t>(h >> 56);  // 8 bits: kNameCacheSlots
   }
   uint64_t* records;
+  // The column path: the sink's batch side (null: none) and the rows of the data set being read
+  // (capacity kept between sets).
+  BatchSink* batch_sink = nullptr;
+  RecordBatch batch;
 
   void Count(Stat s, uint64_t n = 1) {
     if (stats != nullptr) stats->Add(s, n);
@@ -148,10 +154,21 @@ struct ExportDecoder::Impl {
   void DecodeV9OptionsTemplateSet(const uint8_t* body, size_t n, const MessageContext& ctx,
                                   uint64_t offset);
   void StoreTemplate(const MessageContext& ctx, uint16_t tid, Template t, uint64_t offset);
-  // Data records of one set: each is read (ReadDataRecord), then either kept as options
-  // (ApplyOptionsRecord) or resolved (ResolveTimes), checked, completed and delivered.
+  // Data records of one set: read with the template's plan into a batch when the template has
+  // one and the sink takes batches (DecodePlannedSet), else one by one (DecodeRecord).
   void DecodeDataSet(const MessageContext& ctx, uint16_t set_id, const uint8_t* body, size_t n,
                      uint64_t offset);
+  // The general path for the record at *p: read (ReadDataRecord), then either kept as options
+  // (ApplyOptionsRecord) or resolved (ResolveTimes), checked, completed and delivered. Returns
+  // false when the record cannot be framed (nor, then, the rest of its set).
+  bool DecodeRecord(const MessageContext& ctx, const Template& t, uint16_t tid, DomainState* domain,
+                    const uint8_t** p, const uint8_t* end, uint64_t rec_offset);
+  // The column path: runs of plain records read by ReadPlannedRecords into `batch` and delivered
+  // in one OnBatch; a record it stops at goes through DecodeRecord, which describes the problem
+  // exactly as without a plan.
+  void DecodePlannedSet(const MessageContext& ctx, const Template& t, uint16_t tid,
+                        DomainState* domain, const uint8_t* body, size_t n, uint64_t offset);
+  void DeliverBatch();
   // The flow of a resolved record, or nullopt (counted and described) when it lacks a required
   // field or ends before it starts.
   std::optional<FlowRecord> CheckRecord(const RawRecord& raw, uint16_t tid, uint64_t rec_offset);
@@ -165,6 +182,7 @@ ExportDecoder::ExportDecoder(std::string name, FlowSink* sink, PointTable* point
   impl_->templates = TemplateCache(limits);
   impl_->name = std::move(name);
   impl_->sink = sink;
+  impl_->batch_sink = sink != nullptr ? BatchSideOf(sink) : nullptr;
   impl_->points = points;
   impl_->stats = stats;
   impl_->log_cap = problem_log_cap;
@@ -348,6 +366,7 @@ void ExportDecoder::Impl::StoreTemplate(const MessageContext& ctx, uint16_t tid,
             fmt::format("template {} to describe at least one byte", tid), "0 bytes");
     return;
   }
+  t.plan = CompileDecodePlan(t, ctx.version);  // once per template, not per data set
   const IpAddr& addr = exporters[ctx.exporter].addr;
   size_t expired = 0;
   const TemplateCache::StoreResult stored = templates.Store(
@@ -498,38 +517,77 @@ void ExportDecoder::Impl::DecodeDataSet(const MessageContext& ctx, uint16_t tid,
     return;
   }
   const Template& t = *found;
-  const ExporterState& exporter = exporters[ctx.exporter];
   DomainState* domain = Domain(ctx.exporter, ctx.domain);
-  const MessageTimes times{ctx.version, ctx.export_s, ctx.sys_uptime_ms};
+  if (t.plan.usable && batch_sink != nullptr) {
+    DecodePlannedSet(ctx, t, tid, domain, body, n, offset);
+    return;
+  }
   const uint8_t* p = body;
   const uint8_t* end = body + n;
   while (static_cast<size_t>(end - p) >= t.min_record_bytes) {  // fewer bytes are padding
-    const uint8_t* rec_start = p;
-    const uint64_t rec_offset = offset + static_cast<uint64_t>(rec_start - body);
-    RawRecord raw;
-    if (!ReadDataRecord(t, ctx.version == 10, &p, end, &raw)) {
-      message_uncountable = true;
-      Problem(Stat::ipfix_bad_record, rec_offset,
-              fmt::format("a record of template {} within its set", tid),
-              fmt::format("{} bytes left", end - rec_start));
-      return;  // the rest of the set cannot be framed
-    }
-    if (t.options) {
-      ++message_options_records;
-      Count(Stat::ipfix_options_record);
-      if (domain != nullptr) ApplyOptionsRecord(raw, domain);
-      continue;
-    }
-    ++message_data_records;
-    ResolveTimes(times, domain, &raw);
-    if (std::optional<FlowRecord> r = CheckRecord(raw, tid, rec_offset)) {
-      r->sampling_rate = ResolveSampling(raw, domain);
-      r->point = ResolvePoint(raw, exporter);
-      ++*records;
-      Count(Stat::records_read);
-      sink->OnRecord(*r);
+    if (!DecodeRecord(ctx, t, tid, domain, &p, end, offset + static_cast<uint64_t>(p - body))) {
+      return;
     }
   }
+}
+
+bool ExportDecoder::Impl::DecodeRecord(const MessageContext& ctx, const Template& t, uint16_t tid,
+                                       DomainState* domain, const uint8_t** p, const uint8_t* end,
+                                       uint64_t rec_offset) {
+  const uint8_t* rec_start = *p;
+  RawRecord raw;
+  if (!ReadDataRecord(t, ctx.version == 10, p, end, &raw)) {
+    message_uncountable = true;
+    Problem(Stat::ipfix_bad_record, rec_offset,
+            fmt::format("a record of template {} within its set", tid),
+            fmt::format("{} bytes left", end - rec_start));
+    return false;  // the rest of the set cannot be framed
+  }
+  if (t.options) {
+    ++message_options_records;
+    Count(Stat::ipfix_options_record);
+    if (domain != nullptr) ApplyOptionsRecord(raw, domain);
+    return true;
+  }
+  ++message_data_records;
+  ResolveTimes(MessageTimes{ctx.version, ctx.export_s, ctx.sys_uptime_ms}, domain, &raw);
+  if (std::optional<FlowRecord> r = CheckRecord(raw, tid, rec_offset)) {
+    r->sampling_rate = ResolveSampling(raw, domain);
+    r->point = ResolvePoint(raw, exporters[ctx.exporter]);
+    ++*records;
+    Count(Stat::records_read);
+    sink->OnRecord(*r);
+  }
+  return true;
+}
+
+void ExportDecoder::Impl::DecodePlannedSet(const MessageContext& ctx, const Template& t,
+                                           uint16_t tid, DomainState* domain, const uint8_t* body,
+                                           size_t n, uint64_t offset) {
+  const PlannedSetContext set{t.min_record_bytes,
+                              domain != nullptr ? domain->default_sampling : 0,
+                              exporters[ctx.exporter].default_point};
+  auto intern = [this](std::string_view name) { return InternPoint(name); };
+  const uint8_t* p = body;
+  const uint8_t* end = body + n;
+  for (;;) {
+    const bool done = ReadPlannedRecords(t.plan, set, &p, end, intern, &batch);
+    message_data_records += static_cast<uint32_t>(batch.size);
+    DeliverBatch();  // before the general path delivers anything: records stay in order
+    if (done) return;
+    if (!DecodeRecord(ctx, t, tid, domain, &p, end, offset + static_cast<uint64_t>(p - body))) {
+      return;
+    }
+    if (static_cast<size_t>(end - p) < t.min_record_bytes) return;
+  }
+}
+
+void ExportDecoder::Impl::DeliverBatch() {
+  if (batch.size == 0) return;
+  *records += batch.size;
+  Count(Stat::records_read, batch.size);
+  batch_sink->OnBatch(&batch);
+  batch.size = 0;
 }
 
 std::optional<FlowRecord> ExportDecoder::Impl::CheckRecord(const RawRecord& raw, uint16_t tid,

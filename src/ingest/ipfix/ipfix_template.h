@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "ingest/ipfix/decode_plan.h"
+
 namespace prism::ingest {
 
 inline constexpr uint32_t kPrismEnterpriseNumber = 32473;  // see io/ipfix_file.h
@@ -43,6 +45,7 @@ struct Template {
   std::vector<TemplateField> fields;
   size_t min_record_bytes = 0;  // a variable-length field counts 1 byte
   bool options = false;         // an options template: its records are metadata, not flows
+  DecodePlan plan;              // compiled when the decoder stores it (decode_plan.h)
 };
 
 // What information element `id` of enterprise `enterprise` (0 = IANA) with length `len` means to
