@@ -38,7 +38,8 @@ int RunPublish(const PublishArgs& args) {
   };
   auto js = so::JetStream::Connect(args.nats, std::chrono::seconds(5));
   if (!js) return fail(js.error());
-  if (auto st = (*js)->EnsureStream({so::kRecordStream, {so::kRecordSubjects}, args.replicas});
+  if (auto st = (*js)->EnsureStream({so::kRecordStream, {so::kRecordSubjects}, args.replicas},
+                                    std::chrono::seconds(30));
       !st)
     return fail(st.error());
   prism::PointTable points;

@@ -3,6 +3,8 @@
 #include <nats/nats.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -106,7 +108,7 @@ JetStream::~JetStream() {
   natsConnection_Destroy(nc_);
 }
 
-Status JetStream::EnsureStream(const StreamSpec& spec) {
+Status JetStream::EnsureStream(const StreamSpec& spec, std::chrono::seconds patience) {
   std::vector<const char*> subjects;
   for (const std::string& s : spec.subjects) subjects.push_back(s.c_str());
   jsStreamConfig cfg;
@@ -117,12 +119,24 @@ Status JetStream::EnsureStream(const StreamSpec& spec) {
   cfg.Storage = js_FileStorage;
   cfg.Replicas = spec.replicas;
   cfg.Duplicates = std::chrono::nanoseconds(spec.dedup_window).count();
-  jsStreamInfo* info = nullptr;
-  jsErrCode jerr = jsErrCode(0);
-  const natsStatus s = js_AddStream(&info, js_, &cfg, nullptr, &jerr);
-  jsStreamInfo_Destroy(info);
-  if (s == NATS_OK || jerr == JSStreamNameExistErr) return OkStatus();
-  return NatsError(fmt::format("creating stream {}", spec.name).c_str(), s, jerr);
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (int attempt = 1;; ++attempt) {
+    jsStreamInfo* info = nullptr;
+    jsErrCode jerr = jsErrCode(0);
+    const natsStatus s = js_AddStream(&info, js_, &cfg, nullptr, &jerr);
+    jsStreamInfo_Destroy(info);
+    if (s == NATS_OK || jerr == JSStreamNameExistErr) return OkStatus();
+    const bool not_ready = s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS;
+    if (!not_ready || std::chrono::steady_clock::now() >= deadline) {
+      return NatsError(fmt::format("creating stream {} ({} attempts)", spec.name, attempt).c_str(),
+                       s, jerr);
+    }
+    if (attempt == 1) {
+      fmt::print(stderr, "llmprism: JetStream not ready to create stream {} ({}): asking again "
+                 "for up to {} s\n", spec.name, natsStatus_GetText(s), patience.count());
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
 }
 
 StatusOr<PublishAck> JetStream::Publish(const std::string& subject, std::span<const uint8_t> data,

@@ -76,8 +76,12 @@ class JetStream {
   JetStream(const JetStream&) = delete;
   JetStream& operator=(const JetStream&) = delete;
 
-  // Creates the stream unless it exists (an existing one is used as it is).
-  Status EnsureStream(const StreamSpec& spec);
+  // Creates the stream unless it exists (an existing one is used as it is). A JetStream that does
+  // not answer yet (a cluster just started still electing its leader: the request times out or
+  // finds no responder) is asked again, once a second, for up to `patience`; other errors return
+  // at once.
+  Status EnsureStream(const StreamSpec& spec,
+                      std::chrono::seconds patience = std::chrono::seconds(0));
   StatusOr<PublishAck> Publish(const std::string& subject, std::span<const uint8_t> data,
                                const std::string& message_id);
   // Binds (creating it if absent) the durable pull consumer `durable` of `stream` on `subject`.

@@ -856,7 +856,8 @@ Status Service::Impl::OpenStreamRole() {
     spec.name = so.stream;
     spec.subjects = {scaleout::kRecordSubjects};
     spec.replicas = so.replicas;
-    PRISM_RETURN_IF_ERROR(s.publish_js->EnsureStream(spec));
+    // A collector may start beside a JetStream cluster that is still electing its leader.
+    PRISM_RETURN_IF_ERROR(s.publish_js->EnsureStream(spec, std::chrono::seconds(30)));
     fmt::print(stderr, "llmprism serve: collector: publishing to {} subject {} ({})\n", so.stream,
                so.subject, so.url);
   } else if (so.role == ServiceRole::kAnalyser) {
