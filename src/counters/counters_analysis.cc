@@ -1034,24 +1034,6 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
   std::map<std::string, ServerAcc> acc =
       SumPortsByServer(data, topology, res.grid, spread, stats, &res.bytes);
   const ServerSeries series = ProfileServers(&acc, res.grid, options, &res.servers);
-  // One server's NICs, each on its own (Gb/s per bin), spread again only when asked: the
-  // out-of-step test needs them for a few candidate servers.
-  const NicSeriesFn nic_series = [&](const std::string& server) {
-    std::vector<std::vector<double>> out;
-    for (const PortSeries& p : data.ports) {
-      auto it = topology.find({p.switch_name, p.port});
-      const std::string name =
-          topology.empty() ? p.switch_name + ":" + p.port
-                           : (it == topology.end() ? std::string() : it->second.server);
-      if (name != server) continue;
-      std::vector<double> bytes(res.grid.bins, 0);
-      std::vector<uint16_t> covered(res.grid.bins, 0);
-      SpreadPort(p, res.grid, spread, bytes.data(), covered.data(), nullptr);
-      for (double& v : bytes) v = v * 8 / res.grid.bin_s / 1e9;
-      out.push_back(std::move(bytes));
-    }
-    return out;
-  };
   // One server's ports with their NIC names: the late-server test folds their raw polls.
   const ServerPortsFn server_ports = [&](const std::string& server) {
     std::vector<std::pair<const PortSeries*, std::string>> out;
@@ -1063,6 +1045,19 @@ CountersResult AnalyzeCounters(const CountersData& data, const PortTopology& top
       if (name != server) continue;
       const bool named = !topology.empty() && !it->second.nic.empty();
       out.push_back({&p, named ? it->second.nic : p.switch_name + ":" + p.port});
+    }
+    return out;
+  };
+  // One server's NICs, each on its own (Gb/s per bin), spread again only when asked: the
+  // out-of-step test needs them for a few candidate servers.
+  const NicSeriesFn nic_series = [&](const std::string& server) {
+    std::vector<std::vector<double>> out;
+    for (const auto& [port, nic] : server_ports(server)) {
+      std::vector<double> bytes(res.grid.bins, 0);
+      std::vector<uint16_t> covered(res.grid.bins, 0);
+      SpreadPort(*port, res.grid, spread, bytes.data(), covered.data(), nullptr);
+      for (double& v : bytes) v = v * 8 / res.grid.bin_s / 1e9;
+      out.push_back(std::move(bytes));
     }
     return out;
   };
