@@ -23,7 +23,7 @@ namespace prism::analysis {
 
 struct PairClassifierOptions {
   TransferOptions transfers;
-  StepSegmenterOptions steps;
+  StepSegmenterOptions steps = PairSegmenterOptions();
   double size_tolerance = 0.01;
   double one_way_fraction = 0.02;  // below this share of the bytes, a direction carries no data
   uint32_t min_transfers_for_direction = 4;

@@ -110,14 +110,25 @@ struct Period {
   size_t bursts;
 };
 
+// log of the gap after each burst but the last (at least 1 ns): what PeriodsAtBurstGaps compares
+// with each candidate threshold, taken once per series.
+std::vector<double> LogGapsAfterBursts(const std::vector<Activity>& bursts) {
+  std::vector<double> log_gap(bursts.size() - 1);
+  for (size_t i = 0; i + 1 < bursts.size(); ++i)
+    log_gap[i] = std::log(double(std::max<int64_t>(1, bursts[i + 1].start_ns - bursts[i].end_ns)));
+  return log_gap;
+}
+
 // The steps of the cut at gaps between bursts above exp(log_threshold), the tail last.
-std::vector<Period> PeriodsAtBurstGaps(const std::vector<Activity>& bursts, double log_threshold) {
+// `log_gap_after`: LogGapsAfterBursts(bursts).
+std::vector<Period> PeriodsAtBurstGaps(const std::vector<Activity>& bursts,
+                                       const std::vector<double>& log_gap_after,
+                                       double log_threshold) {
   std::vector<Period> periods;
   int64_t step_start = bursts[0].start_ns;
   size_t first_burst = 0;
   for (size_t i = 0; i + 1 < bursts.size(); ++i) {
-    const double gap = double(std::max<int64_t>(1, bursts[i + 1].start_ns - bursts[i].end_ns));
-    if (std::log(gap) <= log_threshold) continue;
+    if (log_gap_after[i] <= log_threshold) continue;
     periods.push_back({double(bursts[i + 1].start_ns - step_start), i + 1 - first_burst});
     step_start = bursts[i + 1].start_ns;
     first_burst = i + 1;
@@ -176,9 +187,13 @@ double PeriodIrregularity(const std::vector<Period>& periods, double max_irregul
     ns.push_back(periods[i].ns);
     counts.push_back(double(periods[i].bursts));
   }
-  std::sort(ns.begin(), ns.end());
-  const size_t n = ns.size();
-  const double q10 = ns[n / 10], median = ns[n / 2], q90 = ns[n - 1 - n / 10];
+  // The three order statistics by selection, not a sort (this runs once per candidate cut).
+  const size_t n = ns.size(), mid = n / 2, lo = n / 10, hi = n - 1 - n / 10;
+  std::nth_element(ns.begin(), ns.begin() + mid, ns.end());
+  const double median = ns[mid];
+  if (lo < mid) std::nth_element(ns.begin(), ns.begin() + lo, ns.begin() + mid);
+  if (hi > mid) std::nth_element(ns.begin() + mid + 1, ns.begin() + hi, ns.end());
+  const double q10 = ns[lo], q90 = ns[hi];
   if (q10 <= 0) return INFINITY;
   const double median_bursts = MedianInPlace(counts);
   double run_together_ns = 0;
@@ -191,9 +206,9 @@ double PeriodIrregularity(const std::vector<Period>& periods, double max_irregul
 
 }  // namespace
 
-int64_t StepGapThreshold(const std::vector<Activity>& bursts, std::span<const int64_t> start_ns,
-                         std::span<const int64_t> end_ns, const StepSegmenterOptions& options) {
-  if (bursts.size() < 2) return INT64_MAX;
+StepGapCut FindStepGapCut(const std::vector<Activity>& bursts, std::span<const int64_t> start_ns,
+                          std::span<const int64_t> end_ns, const StepSegmenterOptions& options) {
+  if (bursts.size() < 2) return {};
   const std::vector<int64_t> idle_ns =
       options.judge_cut_on_transfers ? IdleBefore(start_ns, end_ns) : std::vector<int64_t>{};
   std::vector<double> log_gap(bursts.size() - 1);
@@ -201,6 +216,7 @@ int64_t StepGapThreshold(const std::vector<Activity>& bursts, std::span<const in
     log_gap[i] = std::log(double(std::max(options.min_interval_ns,
                                           bursts[i + 1].start_ns - bursts[i].end_ns)));
   std::sort(log_gap.begin(), log_gap.end());
+  const std::vector<double> log_gap_after = LogGapsAfterBursts(bursts);
   // Candidate thresholds: every jump of at least the ratio between sorted gaps. Gaps often come
   // in more than two classes (a collective's chunks, its buckets between backward layers, waits
   // for other rings, the optimizer, the step gap): the lowest candidate that cuts the series into
@@ -217,7 +233,8 @@ int64_t StepGapThreshold(const std::vector<Activity>& bursts, std::span<const in
       // detector ran over (finer records give it more, shorter intervals to learn from) still
       // ends a step, and without it a regular cut can look irregular.
       double spread =
-          PeriodIrregularity(PeriodsAtBurstGaps(bursts, t), options.max_period_irregularity);
+          PeriodIrregularity(PeriodsAtBurstGaps(bursts, log_gap_after, t),
+                             options.max_period_irregularity);
       if (options.judge_cut_on_transfers)
         spread = std::min(spread, PeriodIrregularity(
                                       PeriodsAtIdleGaps(bursts, start_ns, end_ns, idle_ns, t),
@@ -239,10 +256,11 @@ int64_t StepGapThreshold(const std::vector<Activity>& bursts, std::span<const in
   if (std::isnan(regular))
     consider(options.min_regular_gap_ratio,
              std::isnan(most_regular) ? -INFINITY : most_regular, false);
+  const bool found_regular = !std::isnan(regular);
   double threshold = !std::isnan(regular) ? regular : most_regular;
   // No two classes: every gap between bursts is a step gap.
   if (std::isnan(threshold)) threshold = log_gap.front() - std::log(options.min_step_gap_ratio) / 2;
-  return static_cast<int64_t>(std::exp(threshold));
+  return {static_cast<int64_t>(std::exp(threshold)), found_regular};
 }
 
 std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
@@ -252,14 +270,22 @@ std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
   std::vector<Activity> steps;
   if (bursts_out != nullptr) bursts_out->clear();
   if (start_ns.empty()) return steps;
-  std::vector<Activity> bursts = FindBursts(start_ns, end_ns, options);
-  if (bursts_out != nullptr) *bursts_out = bursts;
-  if (bursts.size() < 2) {
-    // The detector saw one regime: judge the gaps between single transfers instead.
-    bursts.clear();
-    for (size_t i = 0; i < start_ns.size(); ++i) bursts.push_back({i, i, start_ns[i], end_ns[i]});
+  std::vector<Activity> singles;
+  auto single_transfers = [&] {
+    for (size_t i = 0; i < start_ns.size(); ++i) singles.push_back({i, i, start_ns[i], end_ns[i]});
+    return FindStepGapCut(singles, start_ns, end_ns, options);
+  };
+  StepGapCut cut;
+  if (options.bursts_only_if_gaps_irregular) cut = single_transfers();
+  if (!cut.regular) {
+    const std::vector<Activity> bursts = FindBursts(start_ns, end_ns, options);
+    if (bursts_out != nullptr) *bursts_out = bursts;
+    if (bursts.size() >= 2)
+      cut = FindStepGapCut(bursts, start_ns, end_ns, options);
+    else if (singles.empty())
+      cut = single_transfers();  // the detector saw one regime: judge the single transfers' gaps
   }
-  const int64_t threshold = StepGapThreshold(bursts, start_ns, end_ns, options);
+  const int64_t threshold = cut.threshold_ns;
   Activity cur{0, 0, start_ns[0], end_ns[0]};
   for (size_t i = 1; i < start_ns.size(); ++i) {
     if (start_ns[i] - cur.end_ns > threshold) {

@@ -48,6 +48,12 @@ struct StepSegmenterOptions {
   // whose rules read the order of directions within the shorter segments the bursts give (a
   // tensor-parallel pair cut only at its training steps looks like an unordered collective).
   bool judge_cut_on_transfers = false;
+  // Look for bursts (BOCD) only where the transfers' own idle gaps do not settle the steps: when
+  // the gaps between single transfers already cut the series into regular steps (StepGapCut's
+  // `regular`), that cut is taken and BOCD is not run. For a pair's own segments in
+  // classification: most of their cost was BOCD over pipeline pairs whose gaps alone show the
+  // steps (docs/performance.md, "Classification: BOCD only where it pays").
+  bool bursts_only_if_gaps_irregular = false;
   // Two-phase DP (dp_group_steps.h): a step's DP bytes split in halves within this share.
   double phase_balance = 0.1;
   // ... at an idle gap BOCD cut, or at an idle time of the whole group of at least this share of
@@ -62,6 +68,13 @@ struct StepSegmenterOptions {
 inline StepSegmenterOptions DpGroupSegmenterOptions() {
   StepSegmenterOptions o;
   o.judge_cut_on_transfers = true;
+  return o;
+}
+
+// The options for a pair's own segments in classification (bursts_only_if_gaps_irregular).
+inline StepSegmenterOptions PairSegmenterOptions() {
+  StepSegmenterOptions o;
+  o.bursts_only_if_gaps_irregular = true;
   return o;
 }
 
@@ -80,14 +93,25 @@ std::vector<int64_t> IdleBefore(std::span<const int64_t> start_ns, std::span<con
 std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns,
                                  const StepSegmenterOptions& options);
 
-// The idle gap (ns) above which a gap between bursts separates steps (see above). `bursts` are
+// The idle gap (ns) above which a gap between bursts separates steps (see above), and whether it
+// cuts the series into regular steps (a regular cut at a jump of min_step_gap_ratio or of
+// min_regular_gap_ratio; not the most regular of irregular cuts, nor every gap). `bursts` are
 // FindBursts' of the transfers `start_ns` / `end_ns` (or the transfers themselves, one each).
-int64_t StepGapThreshold(const std::vector<Activity>& bursts, std::span<const int64_t> start_ns,
-                         std::span<const int64_t> end_ns, const StepSegmenterOptions& options);
+struct StepGapCut {
+  int64_t threshold_ns = INT64_MAX;
+  bool regular = false;
+};
+StepGapCut FindStepGapCut(const std::vector<Activity>& bursts, std::span<const int64_t> start_ns,
+                          std::span<const int64_t> end_ns, const StepSegmenterOptions& options);
+inline int64_t StepGapThreshold(const std::vector<Activity>& bursts,
+                                std::span<const int64_t> start_ns, std::span<const int64_t> end_ns,
+                                const StepSegmenterOptions& options) {
+  return FindStepGapCut(bursts, start_ns, end_ns, options).threshold_ns;
+}
 
 // Per-step activities: transfers in order, a new step wherever the idle time since the latest end
 // so far exceeds StepGapThreshold(FindBursts(...)) — also where BOCD missed the cut. If `bursts`
-// is given, it receives FindBursts' bursts.
+// is given, it receives FindBursts' bursts (none when bursts_only_if_gaps_irregular skipped them).
 std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
                                    std::span<const int64_t> end_ns,
                                    const StepSegmenterOptions& options,

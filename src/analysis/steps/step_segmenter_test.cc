@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 namespace prism::analysis {
@@ -138,6 +139,59 @@ TEST(StepGapThreshold, AStepGapInsideABurstStillCountsForDpGroups) {
   EXPECT_GT(as_dp_group, 40 * kMs);
   EXPECT_LT(as_dp_group, 70 * kMs);
   EXPECT_LT(StepGapThreshold(bursts, start, end, {}), 40 * kMs);
+}
+
+std::vector<Activity> SingleTransfers(const std::vector<int64_t>& start,
+                                      const std::vector<int64_t>& end) {
+  std::vector<Activity> out;
+  for (size_t i = 0; i < start.size(); ++i) out.push_back({i, i, start[i], end[i]});
+  return out;
+}
+
+bool SameSteps(const std::vector<Activity>& a, const std::vector<Activity>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k)
+    if (a[k].first != b[k].first || a[k].last != b[k].last || a[k].end_ns != b[k].end_ns) return false;
+  return true;
+}
+
+// Steps whose gaps alone cut them regularly (a ring's buckets 10 us apart, 1.5 s steps): a pair's
+// own segments take that cut without looking for bursts, and it is the cut the bursts give too.
+TEST(StepSegmenter, GapsThatSettleTheStepsNeedNoBursts) {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    Series s = DpBursts(30, 1500, 4, 20, 0.01, seed);
+    const StepSegmenterOptions pair = PairSegmenterOptions();
+    EXPECT_TRUE(FindStepGapCut(SingleTransfers(s.start, s.end), s.start, s.end, pair).regular);
+    std::vector<Activity> bursts{{0, 0, 0, 0}};
+    const auto steps = SegmentSteps(s.start, s.end, pair, &bursts);
+    EXPECT_TRUE(bursts.empty());  // BOCD did not run
+    ExpectSteps(s, steps);
+    std::vector<Activity> with_bursts;
+    EXPECT_TRUE(SameSteps(steps, SegmentSteps(s.start, s.end, {}, &with_bursts)));
+    EXPECT_FALSE(with_bursts.empty());
+  }
+}
+
+// Idle gaps spread evenly over six decades (no regular cut among them): the bursts are looked
+// for, and the steps are exactly those of the segmenter that always looks.
+TEST(StepSegmenter, IrregularGapsStillLookForBursts) {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> log_gap(std::log(1e3), std::log(1e9));
+    std::vector<int64_t> start, end;
+    int64_t t = 0;
+    for (int i = 0; i < 300; ++i) {
+      start.push_back(t);
+      end.push_back(t + 1'000);
+      t += 1'000 + int64_t(std::exp(log_gap(rng)));
+    }
+    const StepSegmenterOptions pair = PairSegmenterOptions();
+    EXPECT_FALSE(FindStepGapCut(SingleTransfers(start, end), start, end, pair).regular);
+    std::vector<Activity> bursts;
+    const auto steps = SegmentSteps(start, end, pair, &bursts);
+    EXPECT_FALSE(bursts.empty());
+    EXPECT_TRUE(SameSteps(steps, SegmentSteps(start, end, {})));
+  }
 }
 
 TEST(StepSegmenter, OneTransferPerStep) {
