@@ -67,6 +67,16 @@ StatusOr<std::vector<DeliveredMessage>> PullConsumer::Fetch(int n,
   return out;
 }
 
+StatusOr<uint64_t> PullConsumer::Pending() {
+  jsConsumerInfo* ci = nullptr;
+  jsErrCode jerr = jsErrCode(0);
+  const natsStatus s = natsSubscription_GetConsumerInfo(&ci, sub_, nullptr, &jerr);
+  if (s != NATS_OK) return NatsError("consumer info", s, jerr);
+  const uint64_t pending = ci->NumPending;
+  jsConsumerInfo_Destroy(ci);
+  return pending;
+}
+
 StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(const std::string& url,
                                                         std::chrono::milliseconds timeout) {
   natsOptions* opts = nullptr;

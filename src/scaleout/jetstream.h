@@ -60,6 +60,9 @@ class PullConsumer {
   PullConsumer& operator=(const PullConsumer&) = delete;
   // Up to `n` messages, waiting at most `timeout` for the first; none is no error.
   StatusOr<std::vector<DeliveredMessage>> Fetch(int n, std::chrono::milliseconds timeout);
+  // Messages of the consumer's subjects not yet delivered to it (the server's count): how far a
+  // reader of some subjects only is behind; the stream's last sequence counts every subject.
+  StatusOr<uint64_t> Pending();
 
  private:
   __natsSubscription* sub_;
@@ -98,6 +101,8 @@ class JetStream {
                                                    uint64_t start_sequence);
   // The stream's last sequence (0 when empty): how far a reader is behind.
   StatusOr<uint64_t> LastSequence(const std::string& stream);
+  // For the key-value buckets on the same connection (scaleout/key_value.h).
+  __jsCtx* context() const { return js_; }
 
  private:
   JetStream(__natsConnection* nc, __jsCtx* js) : nc_(nc), js_(js) {}
