@@ -14,6 +14,7 @@ void RegisterEvalCommand(CLI::App& app, int* exit_code);
 void RegisterServeCommand(CLI::App& app, int* exit_code);
 void RegisterReplayCommand(CLI::App& app, int* exit_code);
 void RegisterPublishCommand(CLI::App& app, int* exit_code);
+void RegisterRecogniseCommand(CLI::App& app, int* exit_code);
 
 int main(int argc, char** argv) {
   CLI::App app{"llmprism: diagnose LLM training jobs from switch-level flow records"};
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   RegisterServeCommand(app, &exit_code);
   RegisterReplayCommand(app, &exit_code);
   RegisterPublishCommand(app, &exit_code);
+  RegisterRecogniseCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

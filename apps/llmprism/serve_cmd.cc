@@ -76,6 +76,7 @@ struct ServeArgs {
   std::string nats_subject;  // default by role
   int nats_replicas = 1;
   size_t nats_batch = 4096;
+  bool route_by_job = false;
 };
 
 // 127.0.0.0/8, ::1 and "localhost": the addresses only this machine reaches.
@@ -217,6 +218,7 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
                                       : ServiceRole::kAll;
   if (so.role == ServiceRole::kAll) {
     if (!args.nats.empty()) return std::string("--nats needs --role collector or analyser");
+    if (args.route_by_job) return std::string("--route-by-job is for --role collector");
     if (!sources) {
       return std::string("no input: give --ipfix-udp ADDR:PORT, --sflow-udp ADDR:PORT, --watch "
                          "DIR and/or --capture IFACE (or --role analyser --nats URL)");
@@ -245,6 +247,7 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
       return fmt::format("--nats-subject {}: a collector publishes on one subject records.NAME",
                          so.subject);
     }
+    so.route_by_job = args.route_by_job;
     // Unique per run: a restarted collector's batches are new messages, a retried one is not.
     so.id_prefix = fmt::format("{}-{}", so.subject,
                                std::chrono::system_clock::now().time_since_epoch().count());
@@ -253,6 +256,7 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
       return std::string("--role analyser reads the stream only: drop --ipfix-udp, --sflow-udp, "
                          "--watch and --capture (give them to a collector)");
     }
+    if (args.route_by_job) return std::string("--route-by-job is for --role collector");
     so.subject = args.nats_subject.empty() ? prism::scaleout::kRecordSubjects : args.nats_subject;
   }
   return std::nullopt;
@@ -435,6 +439,11 @@ void AddRoleOptions(CLI::App* cmd, ServeArgs* args) {
   cmd->add_option("--nats-batch", args->nats_batch, "collector: records per published batch")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
+  cmd->add_flag("--route-by-job", args->route_by_job,
+                "collector: publish each record on its job's shard, records.shard.N.jobs, by the "
+                "map `llmprism recognise` writes (records of unknown endpoints to it), and pair "
+                "summaries on pairs.NAME; an analyser of shard N reads --nats-subject "
+                "'records.shard.N.>'");
 }
 
 }  // namespace

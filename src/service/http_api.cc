@@ -110,7 +110,9 @@ json IngestJson(const ApiContext& ctx) {
                   {"published_batches", p.published_batches.load()},
                   {"publish_errors", p.publish_errors.load()},
                   {"held_records", p.publish_held_records.load()},
-                  {"lost_records", p.publish_lost_records.load()}};
+                  {"lost_records", p.publish_lost_records.load()},
+                  {"unrouted_records", p.unrouted_records.load()},
+                  {"shard_map_gpus", p.shard_map_gpus.load()}};
   } else if (p.stream_role == "analyser") {
     stream = json{{"role", p.stream_role},
                   {"next_sequence", p.stream_next_sequence.load()},
@@ -437,6 +439,13 @@ void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
     m.Family("llmprism_stream_held_records", "gauge",
              "Records a collector holds that the stream has not taken yet.");
     m.out += fmt::format("llmprism_stream_held_records {}\n", p.publish_held_records.load());
+    m.Family("llmprism_stream_unrouted_records_total", "counter",
+             "Records of endpoints the shard map did not know, sent to the recogniser.");
+    m.out += fmt::format("llmprism_stream_unrouted_records_total {}\n",
+                         p.unrouted_records.load());
+    m.Family("llmprism_shard_map_gpus", "gauge",
+             "GPUs in the shard map a collector routing by job follows (0: not routing).");
+    m.out += fmt::format("llmprism_shard_map_gpus {}\n", p.shard_map_gpus.load());
   } else if (p.stream_role == "analyser") {
     m.Family("llmprism_stream_lag_messages", "gauge",
              "Record batches in the stream that this analyser has not read yet.");

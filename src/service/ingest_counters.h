@@ -81,6 +81,9 @@ struct PipelineCounters {
   std::atomic<uint64_t> published_records{0}, published_batches{0}, publish_errors{0};
   std::atomic<uint64_t> publish_held_records{0};  // gathered or refused, waiting to be published
   std::atomic<uint64_t> publish_lost_records{0};  // still unpublished when the collector stopped
+  // A collector routing by job: records of endpoints its shard map did not know (sent to the
+  // recogniser), and the GPUs its map holds.
+  std::atomic<uint64_t> unrouted_records{0}, shard_map_gpus{0};
   std::atomic<uint64_t> stream_next_sequence{0}, stream_last_sequence{0};
   std::atomic<uint64_t> stream_already_analysed{0};  // read again after a restart, not a loss
   std::atomic<uint64_t> stream_reconnects{0};

@@ -33,6 +33,7 @@
 #include "service/record_queue.h"
 #include "scaleout/jetstream.h"
 #include "scaleout/record_stream.h"
+#include "scaleout/shard_router.h"
 #include "service/store.h"
 #include "service/stream_source.h"
 
@@ -178,6 +179,7 @@ struct Service::Impl {
   Status PlanMemoryBudget();
   Status LoadState();
   Status OpenStreamRole();
+  Status OpenShardRouter();
   Status StartHttp();
   void StartThreads();
   std::optional<Topology> topology;
@@ -192,6 +194,8 @@ struct Service::Impl {
   std::optional<StreamPosition> resumed_position;  // the database's, for an analyser
   std::unique_ptr<StreamSource> stream_source;      // --role analyser
   std::unique_ptr<scaleout::JetStream> publish_js;  // --role collector
+  std::unique_ptr<scaleout::ShardRouter> router;    // --role collector --route-by-job
+  bool map_failing = false;                         // the router's map could not be followed
   bool analyser() const { return options.stream.role == ServiceRole::kAnalyser; }
   bool collector() const { return options.stream.role == ServiceRole::kCollector; }
   ActiveAlerts active_alerts;           // analysis thread only
@@ -357,14 +361,48 @@ struct Service::Impl {
   }
 
   // --role collector: in place of windows and analysis, the record queue's batches published to
-  // the stream. While the stream does not take them, nothing more is taken from the queue (it
-  // fills: UDP and captures then drop, counted; files wait). At shutdown, what is still held
-  // after 10 s of retrying is counted as lost (unpublished).
+  // the stream: on one subject, or (--route-by-job) on their shards' subjects by the recogniser's
+  // map (scaleout/shard_router.h).
   void RunPublish() {
     PointTable names = points.Copy();
+    if (router) {
+      router->set_points(&names);
+      PublishLoop(*router, &names);
+      return;
+    }
     scaleout::BatchPublisher publisher(publish_js.get(), options.stream.subject,
                                        options.stream.id_prefix, &names,
                                        options.stream.batch_records);
+    PublishLoop(publisher, &names);
+  }
+
+  // The map's changes applied before the records are routed. A map that cannot be followed for
+  // a while (the stream's node gone) routes by what it knew: records of endpoints it does not
+  // know go to the recogniser, which routes them with the newer map.
+  void FollowMap(scaleout::BatchPublisher&) {}
+  void FollowMap(scaleout::ShardRouter& r) {
+    const Status st = r.FollowMap();
+    if (!st && !map_failing) {
+      fmt::print(stderr, "llmprism serve: collector: {}; routing by the map as it was\n",
+                 st.error().message);
+    }
+    map_failing = !st;
+    if (r.map_gpus() != pipeline.shard_map_gpus.load()) {
+      fmt::print(stderr, "llmprism serve: collector: routing by a shard map of {} GPUs\n",
+                 r.map_gpus());
+    }
+    pipeline.shard_map_gpus = r.map_gpus();
+  }
+  void CountRouted(const scaleout::BatchPublisher&) {}
+  void CountRouted(const scaleout::ShardRouter& r) {
+    pipeline.unrouted_records = r.unrouted_records();
+  }
+
+  // While the stream does not take the batches, nothing more is taken from the queue (it fills:
+  // UDP and captures then drop, counted; files wait). At shutdown, what is still held after 10 s
+  // of retrying is counted as lost (unpublished).
+  template <class Publisher>
+  void PublishLoop(Publisher& publisher, PointTable* names) {
     std::deque<RecordBatch> batches;
     bool failing = false;
     std::chrono::steady_clock::time_point stop_deadline{};
@@ -379,13 +417,15 @@ struct Service::Impl {
         n = queue.PopAll(std::chrono::milliseconds(200), &batches);
         // Records carry ids of the shared table, which only grows: names by the latest copy,
         // taken again only when it has grown.
-        if (n > 0 && points.size() != names.size()) {
-          names = points.Copy();
-          publisher.set_points(&names);
+        if (n > 0 && points.size() != names->size()) {
+          *names = points.Copy();
+          publisher.set_points(names);
         }
+        FollowMap(publisher);
         for (const RecordBatch& b : batches) {
           for (const FlowRecord& r : b.records) publisher.OnRecord(r);
         }
+        CountRouted(publisher);
       }
       Status st = publisher.Flush();
       pipeline.published_records = publisher.published_records();
@@ -858,6 +898,7 @@ Status Service::Impl::OpenStreamRole() {
     spec.replicas = so.replicas;
     // A collector may start beside a JetStream cluster that is still electing its leader.
     PRISM_RETURN_IF_ERROR(s.publish_js->EnsureStream(spec, std::chrono::seconds(30)));
+    if (so.route_by_job) PRISM_RETURN_IF_ERROR(OpenShardRouter());
     fmt::print(stderr, "llmprism serve: collector: publishing to {} subject {} ({})\n", so.stream,
                so.subject, so.url);
   } else if (so.role == ServiceRole::kAnalyser) {
@@ -873,6 +914,8 @@ Status Service::Impl::OpenStreamRole() {
     o.window_ns = options.buffer.window_ns;
     o.step_ns = options.buffer.step_ns;
     PRISM_ASSIGN_OR_RETURN(s.stream_source, StreamSource::Open(o, s.resumed_position));
+    // One shard's analyser places its first window where the whole service's data starts.
+    options.buffer.origin_ns = [source = s.stream_source.get()] { return source->origin_ns(); };
     auto c = std::make_unique<SourceCounters>();
     c->kind = "stream";
     c->name = s.stream_source->name();
@@ -884,6 +927,23 @@ Status Service::Impl::OpenStreamRole() {
                                  static_cast<double>(s.stream_source->committed_end_ns()) / 1e9)
                    : std::string());
   }
+  return OkStatus();
+}
+
+// --route-by-job: records by the recogniser's shard map, pair summaries on pairs.<NAME> for a
+// collector publishing records.NAME.
+Status Service::Impl::OpenShardRouter() {
+  const StreamRoleOptions& so = options.stream;
+  scaleout::ShardRouterOptions ro;
+  ro.id_prefix = so.id_prefix;
+  ro.pair_subject = "pairs." + so.subject.substr(std::string_view("records.").size());
+  ro.batch_records = so.batch_records;
+  ro.step_ns = options.buffer.step_ns;
+  ro.window_ns = options.buffer.window_ns;
+  ro.replicas = so.replicas;
+  PRISM_ASSIGN_OR_RETURN(router, scaleout::ShardRouter::Open(publish_js.get(), ro, nullptr));
+  fmt::print(stderr, "llmprism serve: collector: routing records by job (bucket {}), pair "
+             "summaries on {}\n", scaleout::kShardBucket, ro.pair_subject);
   return OkStatus();
 }
 

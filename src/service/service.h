@@ -55,6 +55,9 @@ struct StreamRoleOptions {
   int replicas = 1;       // collector: copies of the stream when it creates it
   size_t batch_records = 4096;  // collector: records per published batch
   std::string id_prefix;  // collector: message ids "<id_prefix>-<n>-<hash>"
+  // collector: records on their shard's subject by the recogniser's GPU -> job -> shard map
+  // (scaleout/shard_router.h) instead of on `subject`; pair summaries on pairs.<NAME>.
+  bool route_by_job = false;
 };
 
 struct ServiceOptions {

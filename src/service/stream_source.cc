@@ -1,11 +1,14 @@
 #include "service/stream_source.h"
 
 #include <algorithm>
+#include <charconv>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "scaleout/record_batch.h"
+#include "scaleout/record_stream.h"
+#include "scaleout/shard_map.h"
 
 namespace prism::service {
 
@@ -57,14 +60,43 @@ Status StreamSource::Connect() {
   return OkStatus();
 }
 
-void StreamSource::LookUpLastSequence() {
+void StreamSource::LookUpLastSequence(uint64_t delivered_up_to) {
   const auto now = std::chrono::steady_clock::now();
   if (now - last_lookup_ < std::chrono::seconds(1)) return;
   last_lookup_ = now;
+  if (options_.subject != scaleout::kRecordSubjects) {
+    // A reader of some subjects (one shard's) would never reach the stream's last sequence: the
+    // messages of its subjects not delivered yet, counted from where it is.
+    auto pending = consumer_->Pending();
+    reachable_ = pending.has_value();
+    if (pending) {
+      last_sequence_ = std::max(next_sequence_.load() - 1, delivered_up_to) + *pending;
+    }
+    return;
+  }
   auto last = js_->LastSequence(options_.stream);
   // The stream not answering (its node gone, no leader yet) is an outage, not quiet data.
   reachable_ = last.has_value();
   if (last) last_sequence_ = *last;
+}
+
+void StreamSource::LookUpOrigin() {
+  if (options_.subject == scaleout::kRecordSubjects || origin_ns_.load() != INT64_MAX) return;
+  if (!shard_bucket_) {
+    auto bucket = scaleout::KeyValueBucket::Bind(js_.get(), scaleout::kShardBucket);
+    if (!bucket) return;  // no recogniser yet: asked again with the next records
+    shard_bucket_ = std::move(*bucket);
+  }
+  auto value = shard_bucket_->Get(scaleout::kWindowOriginKey);
+  if (!value || !*value) return;
+  int64_t origin = 0;
+  auto [end, ec] = std::from_chars((*value)->data(), (*value)->data() + (*value)->size(), origin);
+  if (ec != std::errc() || end != (*value)->data() + (*value)->size()) {
+    fmt::print(stderr, "llmprism serve: {}: {} is '{}', expected Unix ns; windows placed by this "
+               "shard's records\n", scaleout::kShardBucket, scaleout::kWindowOriginKey, **value);
+    origin = INT64_MAX - 1;  // asked once
+  }
+  origin_ns_ = origin;
 }
 
 Status StreamSource::Poll(int max_messages, std::chrono::milliseconds wait, FlowSink* sink,
@@ -84,7 +116,7 @@ Status StreamSource::Poll(int max_messages, std::chrono::milliseconds wait, Flow
     return std::unexpected(messages.error());
   }
   reachable_ = true;
-  LookUpLastSequence();
+  LookUpLastSequence(messages->empty() ? 0 : messages->back().stream_sequence());
   // A reader whose server went away with its consumer gets nothing, without an error, while the
   // stream holds messages it has not read: after 3 s of that, set the reading up again.
   const auto now = std::chrono::steady_clock::now();
@@ -94,6 +126,8 @@ Status StreamSource::Poll(int max_messages, std::chrono::milliseconds wait, Flow
     consumer_.reset();
     stalled_since_ = now;
   }
+  // Before the first records reach the window buffer: it places its first window by the origin.
+  if (!messages->empty()) LookUpOrigin();
   for (scaleout::DeliveredMessage& m : *messages) {
     const uint64_t seq = m.stream_sequence();
     if (seq < next_sequence_.load()) continue;  // delivered again after a reconnect: read once

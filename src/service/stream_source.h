@@ -19,6 +19,7 @@
 #include "core/stats.h"
 #include "core/status.h"
 #include "scaleout/jetstream.h"
+#include "scaleout/key_value.h"
 #include "scaleout/stream_checkpoint.h"
 #include "service/store.h"
 
@@ -55,6 +56,13 @@ class StreamSource {
   // Records read again after a restart that only committed windows hold (not a loss).
   uint64_t records_already_analysed() const { return already_analysed_.load(); }
   uint64_t reconnects() const { return reconnects_.load(); }
+  // A reader of one shard: where the service's data starts (scaleout/shard_map.h
+  // kWindowOriginKey), once the recogniser has written it; none before, or for a reader of every
+  // subject (whose own records place its windows as one serve's).
+  std::optional<int64_t> origin_ns() const {
+    const int64_t o = origin_ns_.load();
+    return o == INT64_MAX ? std::nullopt : std::optional<int64_t>(o);
+  }
   // The last fetch worked and nothing the stream held (at the last look) is left to read: only
   // then is a pause in the records a pause in the data (serve's idle flush), not an outage or a
   // backlog.
@@ -66,7 +74,9 @@ class StreamSource {
   StreamSource(const StreamSourceOptions& options, uint64_t first_sequence,
                std::optional<int64_t> committed_end_ns);
   Status Connect();
-  void LookUpLastSequence();
+  // The stream's last sequence as this reader sees it; `delivered_up_to`: the last fetch's last.
+  void LookUpLastSequence(uint64_t delivered_up_to);
+  void LookUpOrigin();
 
   StreamSourceOptions options_;
   scaleout::StreamCheckpoint checkpoint_;
@@ -79,6 +89,8 @@ class StreamSource {
   std::atomic<uint64_t> next_sequence_{1}, last_sequence_{0}, already_analysed_{0},
       reconnects_{0};
   std::atomic<bool> reachable_{false};
+  std::unique_ptr<scaleout::KeyValueBucket> shard_bucket_;  // for the origin
+  std::atomic<int64_t> origin_ns_{INT64_MAX};
 };
 
 }  // namespace prism::service

@@ -50,8 +50,13 @@ bool WindowBuffer::EvictOldestCovered() {
 void WindowBuffer::Anchor() {
   if (anchored_ || !started_) return;
   anchored_ = true;
-  // First window: the whole window that starts with the earliest record's step.
-  next_end_ns_ = Bucket(min_start_ns_) * options_.step_ns + options_.window_ns;
+  // First window: the whole window that starts with the earliest record's step (or the
+  // service's, when this buffer's data starts within a window of it).
+  int64_t first = min_start_ns_;
+  const std::optional<int64_t> origin =
+      options_.origin_ns ? options_.origin_ns() : std::optional<int64_t>();
+  if (origin && *origin < first && first - *origin < options_.window_ns) first = *origin;
+  next_end_ns_ = Bucket(first) * options_.step_ns + options_.window_ns;
 }
 
 void WindowBuffer::ResumeAfter(int64_t committed_end_ns) {

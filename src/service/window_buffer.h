@@ -33,6 +33,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -48,6 +50,11 @@ struct WindowBufferOptions {
   int64_t reorder_ns = 5'000'000'000;  // how late (by end time) a record may come
   int64_t max_bytes = 0;               // of segments alive (MemoryAccount); 0 = unbounded
   uint64_t max_window_records = 0;     // records per window; 0 = unbounded
+  // An analyser of one shard: where the data of the whole service starts (scaleout/shard_map.h
+  // kWindowOriginKey), asked when the first window is placed; none: unknown. The first window
+  // then starts with that step if it is less than a window before this buffer's own earliest
+  // record, as one serve given every shard's records would have placed it.
+  std::function<std::optional<int64_t>()> origin_ns;
 };
 
 struct Window {
@@ -86,7 +93,6 @@ class WindowBuffer {
   // (serve --role analyser, scaleout/stream_checkpoint.h). Windows go on one step later, on the
   // same grid, and a flush takes no window the earlier process would not have taken.
   void ResumeAfter(int64_t committed_end_ns);
-
   size_t size() const { return size_; }  // records held
   int64_t bytes() const { return account_->bytes(); }
   const std::shared_ptr<MemoryAccount>& account() const { return account_; }

@@ -58,6 +58,23 @@ TEST(WindowBuffer, FirstWindowIsWholeAndSlidesByStep) {
   EXPECT_EQ(b.size(), static_cast<size_t>(1100 - 1040));
 }
 
+// A shard's analyser: its jobs' data starts at 1023 s, the service's at 1003 s (another shard's
+// jobs): its first window is the one serve would have taken first, [1000, 1060). An origin a
+// window or more before its data is ignored (a new analyser of an old service).
+TEST(WindowBuffer, FirstWindowStartsAtTheServicesOriginWithinAWindow) {
+  for (const auto& [origin_s, first_start_s] :
+       std::vector<std::pair<int64_t, int64_t>>{{1003, 1000}, {963, 1020}}) {
+    WindowBufferOptions o = Opts();
+    o.origin_ns = [origin_s] { return std::optional<int64_t>(origin_s * kS); };
+    WindowBuffer b(o);
+    Window w;
+    for (int64_t t = 1023; t < 1100; ++t) ASSERT_EQ(b.Add(Rec(t)), WindowBuffer::AddResult::kAccepted);
+    ASSERT_TRUE(b.TakeDue(&w));
+    EXPECT_EQ(w.start_ns, first_start_s * kS) << "origin " << origin_s;
+    EXPECT_EQ(w.end_ns, (first_start_s + 60) * kS);
+  }
+}
+
 // Out of order at the very start: a record of an earlier step that arrives within the reorder
 // allowance after the first one is not late; the first window starts with it.
 TEST(WindowBuffer, FirstWindowWaitsOutTheReorderAllowance) {

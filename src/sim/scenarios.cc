@@ -192,6 +192,32 @@ SimConfig UniformDp() {
   return c;
 }
 
+// Sharding by job (tests/scaleout/shards.sh): uniform-dp's three jobs with a straggler GPU in
+// job1 (a finding about one job) and a degraded spine (one about the fabric, which every job's
+// traffic crosses) from 10 s, and storage traffic (endpoints of no job).
+SimConfig Shards() {
+  SimConfig c = UniformDp();
+  c.name = "shards";
+  c.fabric.storage_nodes = 2;
+  c.noise.dataload_period_s = 2;
+  FaultConfig straggler;
+  straggler.kind = FaultKind::kStraggler;
+  straggler.job = 1;
+  straggler.rank = 1 * 8 + 3;  // rank order tp-dp-pp: replica 1, TP rank 3
+  straggler.factor = 1.5;
+  straggler.start_s = 10;
+  straggler.end_s = 30;
+  c.faults.push_back(straggler);
+  FaultConfig sw;
+  sw.kind = FaultKind::kDegradedSwitch;
+  sw.switch_a = "spine01";
+  sw.factor = 4;
+  sw.start_s = 10;
+  sw.end_s = 30;
+  c.faults.push_back(sw);
+  return c;
+}
+
 SimConfig Noisy() {
   SimConfig c = Paper();
   c.name = "noisy";
@@ -302,6 +328,7 @@ std::vector<ScenarioInfo> ListScenarios() {
       {"zero", "paper with ZeRO-style DP: uniform buckets overlapped with backward, param all-gather"},
       {"uniform-dp", "64+32+32 GPUs: DP collectives in one transfer size per step (2-way rings "
                      "with one bucket; DDP-style equal buckets overlapped with backward), 30 s"},
+      {"shards", "uniform-dp + a straggler GPU in job1, a degraded spine and storage reads, 30 s"},
       {"noisy", "paper + storage/checkpoint traffic, 1% lost records, 50 us clock skew, 20 ms "
                 "exporter active timeout"},
       {"scale-10k", "10,240 GPUs, ten 1,024-GPU jobs, one minute"},
@@ -326,6 +353,7 @@ StatusOr<SimConfig> MakeScenario(const std::string& name, uint64_t seed) {
   else if (name == "link-faults") c = LinkFaults();
   else if (name == "noisy") c = Noisy();
   else if (name == "uniform-dp") c = UniformDp();
+  else if (name == "shards") c = Shards();
   else if (name == "counters") c = Counters();
   else if (name == "counters-short") c = Counters("counters-short", 0.3);
   else if (name == "counters-long") c = Counters("counters-long", 3);
