@@ -36,8 +36,13 @@ TEST(ShardTable, RoutesBySourceThenDestination) {
   EXPECT_EQ(t.ShardOf(r), 1);
   r.src = *IpAddr::Parse("10.9.9.9");  // storage, say: goes with its GPU peer
   EXPECT_EQ(t.ShardOf(r), 0);
+  EXPECT_EQ(t.SubjectOf(r, kUnroutedSubject), "records.shard.0.jobs");
   r.dst = *IpAddr::Parse("10.9.9.8");
   EXPECT_FALSE(t.ShardOf(r));
+  // Neither end mapped: a collector sends it to the recogniser, which (having recognised) sends
+  // it to shard 0's subject of records in no job.
+  EXPECT_EQ(t.SubjectOf(r, kUnroutedSubject), "records.unrouted");
+  EXPECT_EQ(t.SubjectOf(r, NoJobSubject()), "records.shard.0.other");
   ASSERT_TRUE(t.Apply({GpuKey(*IpAddr::Parse("10.0.0.2")), "", true}));
   EXPECT_EQ(t.size(), 1u);
 }

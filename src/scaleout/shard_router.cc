@@ -43,9 +43,10 @@ BatchPublisher& ShardRouter::PublisherFor(const std::string& subject) {
 void ShardRouter::OnRecord(const FlowRecord& record) {
   ++records_;
   pairs_.Add(record);
-  const std::optional<int> shard = table_.ShardOf(record);
-  if (!shard) ++unrouted_;
-  PublisherFor(shard ? ShardSubject(*shard) : std::string(kUnroutedSubject)).OnRecord(record);
+  static const std::string kUnrouted = kUnroutedSubject;
+  const std::string subject = table_.SubjectOf(record, kUnrouted);
+  if (subject == kUnrouted) ++unrouted_;
+  PublisherFor(subject).OnRecord(record);
 }
 
 Status ShardRouter::PublishPairs() {

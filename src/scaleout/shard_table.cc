@@ -26,4 +26,9 @@ std::optional<int> ShardTable::ShardOf(const FlowRecord& record) const {
   return std::nullopt;
 }
 
+std::string ShardTable::SubjectOf(const FlowRecord& record, const std::string& unmapped) const {
+  const std::optional<int> shard = ShardOf(record);
+  return shard ? ShardSubject(*shard) : unmapped;
+}
+
 }  // namespace prism::scaleout

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "core/flow_record.h"
@@ -25,6 +26,9 @@ class ShardTable {
   // mapped. A record between two jobs' GPUs (which job recognition does not let happen inside a
   // job) goes with its source.
   std::optional<int> ShardOf(const FlowRecord& record) const;
+  // The subject the record goes to: its shard's (ShardSubject), else `unmapped` (a collector:
+  // kUnroutedSubject, to the recogniser; the recogniser, after recognising: NoJobSubject()).
+  std::string SubjectOf(const FlowRecord& record, const std::string& unmapped) const;
   size_t size() const { return entries_.size(); }
   const std::unordered_map<IpAddr, ShardEntry, IpAddrHash>& entries() const { return entries_; }
 

@@ -144,9 +144,10 @@ Status Recogniser::Recognise() {
 }
 
 Status Recogniser::Forward() {
+  const std::string no_job = scaleout::NoJobSubject();
   for (const FlowRecord& r : held_) {
     const std::optional<int> shard = table_.ShardOf(r);
-    const std::string subject = shard ? scaleout::ShardSubject(*shard) : scaleout::NoJobSubject();
+    const std::string subject = table_.SubjectOf(r, no_job);  // the collectors' rule
     std::unique_ptr<scaleout::BatchPublisher>& p = publishers_[subject];
     if (!p) {
       p = std::make_unique<scaleout::BatchPublisher>(

@@ -898,7 +898,7 @@ Status Service::Impl::OpenStreamRole() {
     spec.replicas = so.replicas;
     // A collector may start beside a JetStream cluster that is still electing its leader.
     PRISM_RETURN_IF_ERROR(s.publish_js->EnsureStream(spec, std::chrono::seconds(30)));
-    if (so.route_by_job) PRISM_RETURN_IF_ERROR(OpenShardRouter());
+    if (so.route_by_job) return OpenShardRouter();
     fmt::print(stderr, "llmprism serve: collector: publishing to {} subject {} ({})\n", so.stream,
                so.subject, so.url);
   } else if (so.role == ServiceRole::kAnalyser) {
@@ -942,8 +942,9 @@ Status Service::Impl::OpenShardRouter() {
   ro.window_ns = options.buffer.window_ns;
   ro.replicas = so.replicas;
   PRISM_ASSIGN_OR_RETURN(router, scaleout::ShardRouter::Open(publish_js.get(), ro, nullptr));
-  fmt::print(stderr, "llmprism serve: collector: routing records by job (bucket {}), pair "
-             "summaries on {}\n", scaleout::kShardBucket, ro.pair_subject);
+  fmt::print(stderr, "llmprism serve: collector: publishing to {} by job (shard map: bucket {}), "
+             "pair summaries on {} ({})\n", so.stream, scaleout::kShardBucket, ro.pair_subject,
+             so.url);
   return OkStatus();
 }
 
