@@ -6,7 +6,9 @@
 #   - part 1 (the first 17 s by start time) comes before any map exists: every record goes to the
 #     recogniser (records.unrouted), which recognises the jobs from the pair graph, writes the map
 #     and forwards the records to their shards;
-#   - part 2 (the rest) comes once the collector follows the map: routed by the collector itself.
+#   - part 2 (the rest) comes once the collector follows the map: routed by the collector itself,
+#     while the recogniser, killed with kill -9 and restarted, rebuilds its graph from the pair
+#     stream and goes on from the map it wrote.
 # Checks: every record published and analysed, none lost; the map spreads the jobs over both
 # shards; each job (GPUs, layout, windows, step series) and each per-job finding (kind,
 # severity, job by its GPUs, GPUs, times, windows) of the two shards together equals the
@@ -68,6 +70,14 @@ check "$([ "$unrouted" -eq "$part1" ] && echo ok || echo fail)" \
   "part 1: the collector sent all $part1 records to the recogniser, no map yet ($unrouted)"
 check "$(grep -q "forwarded $part1 records so far" "$work/recogniser.log" && echo ok || echo fail)" \
   "the recogniser forwarded them to their shards"
+# The recogniser killed (kill -9) and restarted: it goes on from the map it wrote (the same jobs
+# recognised from the pair stream again: no entry changes) while part 2 is routed.
+kill -9 $rec_pid
+wait $rec_pid 2>/dev/null || true
+"$bin" recognise --nats "$NATS_URL" --shards 2 --window $window --step $step \
+  --topology "$work/sim/topology.csv" 2>"$work/recogniser-2.log" &
+rec_pid=$!
+pids+=($rec_pid)
 drop "$work/col-watch" "$work/p2-c1.csv"
 for _ in $(seq 300); do
   [ "$(ingest "['published_records']")" -ge "$total" ] && break
@@ -79,7 +89,12 @@ for p in "${settling[@]}"; do wait "$p"; done
 for s in 0 1; do state ${port[$s]} "$work/S$s.json"; done
 curl -sf "http://127.0.0.1:$col_port/api/v1/ingest" >"$work/collector.json"
 kill -TERM $rec_pid && wait $rec_pid
-grep "recognise:" "$work/recogniser.log" | tail -3
+grep "recognise:" "$work/recogniser.log" | tail -2
+grep "recognise:" "$work/recogniser-2.log"
+check "$(grep -q "128 GPUs mapped in bucket" "$work/recogniser-2.log" && echo ok || echo fail)" \
+  "the restarted recogniser read the map it had written (128 GPUs)"
+check "$(grep "map entries written" "$work/recogniser-2.log" | grep -qv " 0 map entries" && echo fail || echo ok)" \
+  "the restarted recogniser recognised the same jobs: no map entry changed"
 
 $py "$(dirname "$0")/compare_shards.py" "$work" "$part1" "$total" || fails=$((fails + 1))
 [ "$fails" -eq 0 ] || exit 1
