@@ -497,6 +497,8 @@ int RunAnalyze(const AnalyzeArgs& args) {
 
   WindowRun run;
   run.options.analysis.threads = threads;
+  run.options.analysis.timelines.keep_pp_events =
+      args.pp_events || !args.html.empty() || !args.trace.empty();
   run.options.diagnosis.k = args.k;
   run.topology = side->topology ? &*side->topology : nullptr;
   run.points = &points;

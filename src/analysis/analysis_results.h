@@ -74,7 +74,8 @@ struct TimelineStep {
   // when its backward is done: its first send, not its first byte (a ready neighbour's chunk
   // reaches a late GPU first), says when.
   int64_t dp_first_send_ns = 0;
-  std::vector<PpEvent> pp_events;
+  std::vector<PpEvent> pp_events;  // empty unless kept (TimelineOptions::keep_pp_events)
+  uint32_t pp_event_count = 0;     // how many there were, kept or not
   int64_t compute_ns = 0;                  // time attributed to computation
   int64_t bubble_ns = 0;                   // idle time waiting on peers (pipeline bubble)
   int64_t median_op_ns = 0;                // one compute op: the forward median, else backward

@@ -134,6 +134,55 @@ TEST(Pipeline, StragglerIsFoundAndLocalizedToItsTensorParallelGroup) {
   EXPECT_TRUE(found);
 }
 
+// Dropping the steps' PP events once compute and bubble are measured (analyze without an output
+// that draws them) changes no step, no count the straggler rule reads and no finding.
+TEST(Pipeline, TimelinesWithoutPpEventsMeasureTheSame) {
+  sim::SimConfig config = *sim::MakeScenario("tiny", 13);
+  sim::FaultConfig f;
+  f.kind = sim::FaultKind::kStraggler;
+  f.job = 0;
+  f.rank = 8 * 5 + 3;
+  f.factor = 1.3;
+  f.start_s = 8;
+  f.end_s = 22;
+  config.faults.push_back(f);
+  auto run = Analyze(config);
+  analysis::AnalysisOptions lean;
+  lean.timelines.keep_pp_events = false;
+  const analysis::AnalysisResults without =
+      analysis::Analyze(run->table, run->ctx, run->truth.end_ns, lean, nullptr);
+  ASSERT_EQ(without.timelines.size(), run->results.timelines.size());
+  size_t events = 0;
+  for (size_t i = 0; i < without.timelines.size(); ++i) {
+    const auto& kept = run->results.timelines[i].steps;
+    const auto& lean_steps = without.timelines[i].steps;
+    ASSERT_EQ(lean_steps.size(), kept.size());
+    for (size_t k = 0; k < kept.size(); ++k) {
+      EXPECT_EQ(kept[k].pp_event_count, kept[k].pp_events.size());
+      EXPECT_EQ(lean_steps[k].pp_event_count, kept[k].pp_event_count);
+      EXPECT_TRUE(lean_steps[k].pp_events.empty());
+      EXPECT_EQ(lean_steps[k].start_ns, kept[k].start_ns);
+      EXPECT_EQ(lean_steps[k].end_ns, kept[k].end_ns);
+      EXPECT_EQ(lean_steps[k].compute_ns, kept[k].compute_ns);
+      EXPECT_EQ(lean_steps[k].bubble_ns, kept[k].bubble_ns);
+      EXPECT_EQ(lean_steps[k].median_fwd_op_ns, kept[k].median_fwd_op_ns);
+      EXPECT_EQ(lean_steps[k].median_bwd_op_ns, kept[k].median_bwd_op_ns);
+      events += kept[k].pp_event_count;
+    }
+  }
+  EXPECT_GT(events, 1000u);  // a pipeline job: there were events to drop
+  diagnosis::BaselineStore baselines;
+  const auto findings =
+      diagnosis::Diagnose(run->table, run->points, run->ctx, without, {}, &baselines);
+  ASSERT_EQ(findings.size(), run->findings.size());
+  for (size_t i = 0; i < findings.size(); ++i) {
+    EXPECT_EQ(findings[i].kind, run->findings[i].kind);
+    EXPECT_EQ(findings[i].severity, run->findings[i].severity);
+    EXPECT_EQ(findings[i].gpus, run->findings[i].gpus);
+    EXPECT_EQ(findings[i].summary, run->findings[i].summary);
+  }
+}
+
 TEST(Pipeline, DegradedNicLinkIsNamedByItsGpu) {
   sim::SimConfig config = *sim::MakeScenario("tiny", 14);
   sim::FaultConfig f;

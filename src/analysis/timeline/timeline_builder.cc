@@ -128,6 +128,7 @@ Timeline GpuSteps(EndpointId g, int job_index, const std::vector<int>& stage_of,
       step.dp_end_ns = std::max(own_dp_end, own_dp_start);
     }
     if (own_dp_send != INT64_MAX) step.dp_first_send_ns = own_dp_send;
+    step.pp_event_count = static_cast<uint32_t>(step.pp_events.size());
     tl.steps.push_back(std::move(step));
   }
   return tl;
@@ -253,6 +254,11 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
     for (size_t k = 0; k < steps; ++k) {
       const GroupArrivals in = ArrivalsOf(out, members, k);
       for (size_t i : members) MeasureOps(out[i].steps[k], in, warmup, options);
+    }
+  }
+  if (!options.keep_pp_events) {
+    for (Timeline& tl : out) {
+      for (TimelineStep& step : tl.steps) std::vector<PpEvent>().swap(step.pp_events);
     }
   }
   return out;

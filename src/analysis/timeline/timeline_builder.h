@@ -26,6 +26,11 @@ struct TimelineOptions {
   // A send that starts within this of a transfer from the same peer is not an op measurement
   // (see median_*_op_ns): a millisecond, as for pair classification's aligned starts.
   int64_t paired_send_ns = 1'000'000;
+  // The steps' PP events, once compute and bubble are measured from them, are read only by the
+  // outputs that draw them (--pp-events, the HTML page, the trace). At 10,000 GPUs they are a
+  // fifth of the analysis's peak memory (~30 per step), so a caller that draws none drops them;
+  // their count stays (TimelineStep::pp_event_count).
+  bool keep_pp_events = true;
 };
 
 // `(*pair_transfers)[i]` are the transfers of `pairs[i]`; `stage_of` per endpoint. The job's

@@ -28,7 +28,7 @@ std::vector<std::vector<double>> ComparableOps(const std::vector<const Timeline*
   // events.
   std::vector<size_t> events(tls.size());
   for (size_t k = 0; k < steps; ++k) {
-    for (size_t g = 0; g < tls.size(); ++g) events[g] = tls[g]->steps[k].pp_events.size();
+    for (size_t g = 0; g < tls.size(); ++g) events[g] = tls[g]->steps[k].pp_event_count;
     std::vector<size_t> sorted = events;
     std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
     const size_t usual = sorted[sorted.size() / 2];

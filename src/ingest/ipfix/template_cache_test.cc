@@ -66,7 +66,9 @@ TEST(TemplateCache, ExporterQuotaSpansItsDomains) {
     for (uint16_t tid = 256; tid < 260; ++tid) {
       auto r = cache.Store({0, domain, tid, 10}, Source(1, domain), OneField(), 0);
       added += r == TemplateCache::StoreResult::kAdded;
-      if (domain >= 2) EXPECT_EQ(r, TemplateCache::StoreResult::kExporterQuota);
+      if (domain >= 2) {
+        EXPECT_EQ(r, TemplateCache::StoreResult::kExporterQuota);
+      }
     }
   }
   EXPECT_EQ(added, 6u);
