@@ -87,6 +87,7 @@ class GridBuilder {
   void Run(size_t begin, size_t end) {
     const auto& f = rc_.flows;
     const auto start = f.start_ns();
+    slow_.resize(f.size());
     for (size_t r = begin; r < end; ++r) {
       const int record_class = classes_.ClassOf(r);
       if (record_class < 0) continue;
@@ -97,9 +98,9 @@ class GridBuilder {
         open_slots_.clear();
         open_bin_ = bin;
       }
-      const double rel = classes_.RelativeBandwidth(r);
-      for (size_t e : Route(r)) AddToCell(e, bin, record_class, r, rel);
-      for (EndpointId end : {f.src()[r], f.dst()[r]}) AddToCell(AccessLink(end), bin, record_class, r, rel);
+      if (classes_.RelativeBandwidth(r) < 1 - rc_.options.min_bw_drop) slow_[r] = true;
+      for (size_t e : Route(r)) AddToCell(e, bin, record_class, r);
+      for (EndpointId end : {f.src()[r], f.dst()[r]}) AddToCell(AccessLink(end), bin, record_class, r);
     }
     CloseBin();
   }
@@ -158,7 +159,7 @@ class GridBuilder {
     return touched;
   }
 
-  void AddToCell(size_t e, int64_t bin, int record_class, size_t r, double rel) {
+  void AddToCell(size_t e, int64_t bin, int record_class, size_t r) {
     const int kind = record_class % 2;
     int32_t ci;
     if (sorted_) {
@@ -185,11 +186,22 @@ class GridBuilder {
     Cell& c = grid_.cells[size_t(ci)];
     open_rows_.push_back({ci, static_cast<uint32_t>(r)});
     c.bytes += double(rc_.flows.EstimatedBytes(r));
-    if (rel < 1 - rc_.options.min_bw_drop) c.slow.push_back(static_cast<uint32_t>(r));
-    const int job = record_class / 2;
-    auto it = std::find_if(c.jobs.begin(), c.jobs.end(), [job](const auto& jn) { return jn.first == job; });
-    if (it == c.jobs.end()) c.jobs.push_back({job, 1});
-    else ++it->second;
+    CountJob(c, record_class / 2);
+  }
+
+  void CountJob(Cell& c, int job) {
+    for (JobCount& jc : c.jobs) {
+      if (jc.job == job) return void(++jc.records);
+      if (jc.job < 0) return void(jc = {job, 1});
+    }
+    if (c.more_jobs < 0) {
+      c.more_jobs = static_cast<int32_t>(grid_.more_jobs.size());
+      grid_.more_jobs.emplace_back();
+    }
+    auto& more = grid_.more_jobs[size_t(c.more_jobs)];
+    auto it = std::find_if(more.begin(), more.end(), [job](const JobCount& jc) { return jc.job == job; });
+    if (it == more.end()) more.push_back({job, 1});
+    else ++it->records;
   }
 
   // The open bin's records go to one list of (cell, row) in record order, appended without a
@@ -197,7 +209,8 @@ class GridBuilder {
   // groups the rows by cell (a counting sort, record order kept) and takes each cell's typical
   // relative bandwidth, worked out again from the row (the same double): 8 + 4 bytes per record
   // and element crossed in the open bin, where keeping the value took 16 + 8. Cells are created
-  // in the open bin only, so its cells are [first_open_, cells.size()).
+  // in the open bin only, so its cells are [first_open_, cells.size()). Each cell's slow records
+  // are appended to the grid's slow_rows in the same pass, in record order.
   void CloseBin() {
     const size_t open = grid_.cells.size() - first_open_;
     first_of_.assign(open + 1, 0);
@@ -210,7 +223,11 @@ class GridBuilder {
     for (size_t k = 0; k < open; ++k) {
       Cell& c = grid_.cells[first_open_ + k];
       const size_t end = first_of_[k];
-      c.flows = end - begin;
+      c.flows = static_cast<uint32_t>(end - begin);
+      c.slow_begin = grid_.slow_rows.size();
+      for (size_t i = begin; i < end; ++i)
+        if (slow_[grouped_[i]]) grid_.slow_rows.push_back(grouped_[i]);
+      c.slow_count = static_cast<uint32_t>(grid_.slow_rows.size() - c.slow_begin);
       if (c.flows >= kMinFlowsPerCell) {
         values_.clear();
         for (size_t i = begin; i < end; ++i) values_.push_back(classes_.RelativeBandwidth(grouped_[i]));
@@ -236,6 +253,8 @@ class GridBuilder {
   std::vector<std::vector<size_t>> routes_;
   std::vector<CellRow> open_rows_;
   std::vector<uint32_t> grouped_;
+  std::vector<bool> slow_;  // per record: below the drop threshold (1 bit, where a list per cell
+                            // took 24 bytes a cell and a heap block)
   std::vector<size_t> first_of_;
   std::vector<double> values_;
   size_t first_open_ = 0;
@@ -245,6 +264,17 @@ class GridBuilder {
 };
 
 }  // namespace
+
+std::vector<JobCount> CellGrid::JobsOf(const Cell& c) const {
+  std::vector<JobCount> out;
+  for (const JobCount& jc : c.jobs)
+    if (jc.job >= 0) out.push_back(jc);
+  if (c.more_jobs >= 0) {
+    const auto& more = more_jobs[size_t(c.more_jobs)];
+    out.insert(out.end(), more.begin(), more.end());
+  }
+  return out;
+}
 
 CellGrid EmptyCellGrid(const RuleContext& rc) {
   CellGrid grid;

@@ -13,7 +13,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,26 +65,49 @@ struct Element {
   EndpointId endpoint = 0;  // access links only
 };
 
+// Records of one job in a cell.
+struct JobCount {
+  int32_t job = -1;  // -1: unused
+  uint32_t records = 0;
+  bool operator==(const JobCount&) const = default;
+};
+
+// 56 bytes and no allocation of its own: the grid holds a cell per (element, bin, kind) that saw
+// a judged record, all at once at diagnosis's memory peak. A cell's slow records are a range of
+// CellGrid::slow_rows, and a cell sees one or two jobs (held here) except on a spine, whose
+// further jobs are in CellGrid::more_jobs.
 struct Cell {
-  size_t flows = 0;
   // The records' typical relative bandwidth, when flows >= kMinFlowsPerCell: their interquartile
   // mean. Not the median: a link's flows come in a few rate levels (ring chunks of a few sizes),
   // and where two levels hold nearly half the flows each, the median jumps between them when a
   // handful of records is lost or added, which read as a link losing 75% of its bandwidth.
   double typical = 0;
-  std::vector<std::pair<int, size_t>> jobs;  // records per job (a cell sees one or two jobs)
-  double bytes = 0;            // offered load through the element in the bin
-  std::vector<uint32_t> slow;  // records below the drop threshold, for explaining elements away
+  double bytes = 0;  // offered load through the element in the bin
+  uint64_t slow_begin = 0;  // records below the drop threshold, for explaining elements away:
+  uint32_t slow_count = 0;  // CellGrid::SlowOf
+  uint32_t flows = 0;
+  JobCount jobs[2];         // the first two jobs seen, in that order
+  int32_t more_jobs = -1;   // index into CellGrid::more_jobs, -1 = none
 };
+static_assert(sizeof(Cell) == 56);
 
 struct CellGrid {
   int64_t t0 = 0, bin_ns = 0, bins = 0;
   std::vector<Element> elements;
-  std::vector<Cell> cells;
+  // A deque: growing it copies nothing, where a vector's last doubling held both copies at
+  // diagnosis's memory peak (scale-10k: 300,000 cells).
+  std::deque<Cell> cells;
+  std::vector<uint32_t> slow_rows;  // each cell's slow records in record order, cell after cell
+  std::vector<std::vector<JobCount>> more_jobs;  // a cell's jobs after its first two
   std::vector<std::vector<int32_t>> cell_of;  // [element][bin * 2 + kind] -> cells, -1 = none
   std::map<std::string, size_t> index;        // element name -> element
   std::vector<int32_t> access_link_of;        // [endpoint] -> its access link element, -1 = none
 
+  std::span<const uint32_t> SlowOf(const Cell& c) const {
+    return {slow_rows.data() + c.slow_begin, c.slow_count};
+  }
+  // Records per job, jobs in the order the cell first saw them.
+  std::vector<JobCount> JobsOf(const Cell& c) const;
   const Cell* Find(size_t element, int64_t bin, int kind) const {
     const int32_t c = cell_of[element][size_t(bin * 2 + kind)];
     return c < 0 ? nullptr : &cells[size_t(c)];

@@ -153,7 +153,7 @@ std::vector<uint32_t> SlowRows(const CellGrid& grid, const Degradation& d, size_
   std::vector<uint32_t> rows;
   for (int kind : {0, 1})
     if (const Cell* c = grid.Find(e, int64_t(bin), kind))
-      rows.insert(rows.end(), c->slow.begin(), c->slow.end());
+      for (uint32_t r : grid.SlowOf(*c)) rows.push_back(r);
   std::sort(rows.begin(), rows.end());
   return rows;
 }
@@ -224,7 +224,7 @@ double FarEndSlowShare(const RuleContext& rc, const CellGrid& grid, const Degrad
     for (int kind : {0, 1}) {
       if (const Cell* c = grid.Find(size_t(link), int64_t(bin), kind)) {
         flows += c->flows;
-        slow += c->slow.size();
+        slow += c->slow_count;
       }
     }
     if (flows < n + kMinFlowsPerCell / 4 || slow < n) continue;  // too few other flows to judge
@@ -329,7 +329,7 @@ void AddFindings(const CellGrid& grid, const Degradation& d, size_t e, const std
       fd.sigma = std::max(fd.sigma, d.sigma[e][bin]);
       for (int kind : {0, 1}) {
         if (const Cell* c = grid.Find(e, int64_t(bin), kind))
-          for (auto [j, n] : c->jobs) jobs[j] += n;
+          for (const JobCount& jc : grid.JobsOf(*c)) jobs[jc.job] += jc.records;
       }
     }
     fd.value = Median(vals);
