@@ -6,6 +6,32 @@
 namespace prism::analysis {
 namespace {
 
+// One step of a cut: its start-to-start length and how many bursts it holds.
+struct Period {
+  double ns;
+  size_t bursts;
+};
+
+// Working vectors of one thread's calls, kept between calls. Classification segments every pair
+// on the analysis threads, and FindStepGapCut judges tens of candidate cuts per series: vectors
+// made per call and per candidate were most of the allocations, and with the process on one
+// malloc arena (analyze --threads) the threads queued on its lock. Each public function uses its
+// own members, so SegmentSteps may call the others.
+struct Scratch {
+  std::vector<double> xs, before, dev;             // FindBursts, IntervalPrior
+  std::vector<size_t> cuts;                        // FindBursts
+  std::vector<Activity> singles;                   // SegmentSteps
+  std::vector<int64_t> idle_ns;                    // FindStepGapCut
+  std::vector<double> log_gap, log_gap_after;      // FindStepGapCut
+  std::vector<Period> periods;                     // FindStepGapCut, per candidate
+  std::vector<double> period_ns, period_bursts;    // PeriodIrregularity
+};
+
+Scratch& ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
 // Reorders v.
 double MedianInPlace(std::vector<double>& v) {
   if (v.empty()) return 0;
@@ -14,17 +40,18 @@ double MedianInPlace(std::vector<double>& v) {
   return *mid;
 }
 
-double Median(std::vector<double> v) { return MedianInPlace(v); }
-
 // Prior for log intervals (ns): centred on the series' median with a weak mean (kappa0), and a
 // noise scale from the spread around the median, floored: many intervals of a burst are equal
 // (clamped to the floor), which would otherwise make every jitter look like a change.
-NormalGammaPrior IntervalPrior(const std::vector<double>& xs, const StepSegmenterOptions& options) {
+// `dev`: working storage.
+NormalGammaPrior IntervalPrior(const std::vector<double>& xs, const StepSegmenterOptions& options,
+                               std::vector<double>& dev) {
   NormalGammaPrior prior;
-  prior.mu0 = Median(xs);
-  std::vector<double> dev(xs.size());
+  dev.assign(xs.begin(), xs.end());
+  prior.mu0 = MedianInPlace(dev);
   for (size_t i = 0; i < xs.size(); ++i) dev[i] = std::fabs(xs[i] - prior.mu0);
-  const double sigma = std::clamp(1.4826 * Median(dev), options.min_log_sigma, options.max_log_sigma);
+  const double sigma =
+      std::clamp(1.4826 * MedianInPlace(dev), options.min_log_sigma, options.max_log_sigma);
   prior.kappa0 = 0.01;
   prior.alpha0 = 1;
   prior.beta0 = sigma * sigma;
@@ -33,13 +60,23 @@ NormalGammaPrior IntervalPrior(const std::vector<double>& xs, const StepSegmente
 
 }  // namespace
 
-std::vector<int64_t> IdleBefore(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns) {
-  std::vector<int64_t> idle(start_ns.size(), 0);
+namespace {
+
+void IdleBeforeInto(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns,
+                    std::vector<int64_t>& idle) {
+  idle.assign(start_ns.size(), 0);
   int64_t latest_end = end_ns.empty() ? 0 : end_ns[0];
   for (size_t i = 1; i < start_ns.size(); ++i) {
     idle[i] = start_ns[i] - latest_end;
     latest_end = std::max(latest_end, end_ns[i]);
   }
+}
+
+}  // namespace
+
+std::vector<int64_t> IdleBefore(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns) {
+  std::vector<int64_t> idle;
+  IdleBeforeInto(start_ns, end_ns, idle);
   return idle;
 }
 
@@ -50,23 +87,26 @@ std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<co
   if (n == 0) return bursts;
   // xs[k] is the log idle time before transfer k + 1: from the latest end so far to its start.
   // Idle time, not start-to-start: a long transfer (a congested bucket) is activity, not a gap.
-  std::vector<double> xs(n > 0 ? n - 1 : 0);
+  Scratch& scratch = ThreadScratch();
+  std::vector<double>& xs = scratch.xs;
+  xs.resize(n - 1);
   int64_t latest_end = end_ns[0];
   for (size_t k = 0; k + 1 < n; ++k) {
     xs[k] = std::log(double(std::max(options.min_interval_ns, start_ns[k + 1] - latest_end)));
     latest_end = std::max(latest_end, end_ns[k + 1]);
   }
 
-  std::vector<size_t> cuts;  // transfer indices that begin a burst (besides 0)
+  std::vector<size_t>& cuts = scratch.cuts;  // transfer indices that begin a burst (besides 0)
+  cuts.clear();
   if (!xs.empty()) {
     BocdOptions bocd = options.bocd;
-    bocd.prior = IntervalPrior(xs, options);
+    bocd.prior = IntervalPrior(xs, options, scratch.dev);
     bocd.max_run_lengths = options.max_run_lengths;
     BocdDetector detector(bocd);
     LaggedChangeRule rule(bocd.lag, bocd.threshold);
     const size_t w = static_cast<size_t>(bocd.lag);
     size_t seg_begin = 0;  // first xs index fed since the last reset
-    std::vector<double> before;  // scratch: the intervals of the burst before a detection
+    std::vector<double>& before = scratch.before;  // the intervals of the burst before a detection
     for (size_t k = 0; k < xs.size(); ++k) {
       detector.Step(xs[k]);
       auto start = rule.Observe(detector);
@@ -104,27 +144,20 @@ std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<co
 
 namespace {
 
-// One step of a cut: its start-to-start length and how many bursts it holds.
-struct Period {
-  double ns;
-  size_t bursts;
-};
-
-// log of the gap after each burst but the last (at least 1 ns): what PeriodsAtBurstGaps compares
-// with each candidate threshold, taken once per series.
-std::vector<double> LogGapsAfterBursts(const std::vector<Activity>& bursts) {
-  std::vector<double> log_gap(bursts.size() - 1);
+// log of the gap after each burst but the last (at least 1 ns), into `log_gap`: what
+// PeriodsAtBurstGaps compares with each candidate threshold, taken once per series.
+void LogGapsAfterBursts(const std::vector<Activity>& bursts, std::vector<double>& log_gap) {
+  log_gap.resize(bursts.size() - 1);
   for (size_t i = 0; i + 1 < bursts.size(); ++i)
     log_gap[i] = std::log(double(std::max<int64_t>(1, bursts[i + 1].start_ns - bursts[i].end_ns)));
-  return log_gap;
 }
 
-// The steps of the cut at gaps between bursts above exp(log_threshold), the tail last.
-// `log_gap_after`: LogGapsAfterBursts(bursts).
-std::vector<Period> PeriodsAtBurstGaps(const std::vector<Activity>& bursts,
-                                       const std::vector<double>& log_gap_after,
-                                       double log_threshold) {
-  std::vector<Period> periods;
+// The steps of the cut at gaps between bursts above exp(log_threshold), the tail last, into
+// `periods`. `log_gap_after`: LogGapsAfterBursts(bursts).
+const std::vector<Period>& PeriodsAtBurstGaps(const std::vector<Activity>& bursts,
+                                              const std::vector<double>& log_gap_after,
+                                              double log_threshold, std::vector<Period>& periods) {
+  periods.clear();
   int64_t step_start = bursts[0].start_ns;
   size_t first_burst = 0;
   for (size_t i = 0; i + 1 < bursts.size(); ++i) {
@@ -140,11 +173,12 @@ std::vector<Period> PeriodsAtBurstGaps(const std::vector<Activity>& bursts,
 }
 
 // The steps of the cut as the final pass of SegmentSteps makes it, at every transfer whose idle
-// time exceeds exp(log_threshold) (`idle_ns`: IdleBefore), the tail last.
-std::vector<Period> PeriodsAtIdleGaps(const std::vector<Activity>& bursts,
-                                      std::span<const int64_t> start_ns,
-                                      std::span<const int64_t> end_ns,
-                                      const std::vector<int64_t>& idle_ns, double log_threshold) {
+// time exceeds exp(log_threshold) (`idle_ns`: IdleBefore), the tail last, into `periods`.
+const std::vector<Period>& PeriodsAtIdleGaps(const std::vector<Activity>& bursts,
+                                             std::span<const int64_t> start_ns,
+                                             std::span<const int64_t> end_ns,
+                                             const std::vector<int64_t>& idle_ns,
+                                             double log_threshold, std::vector<Period>& periods) {
   const int64_t threshold_ns = static_cast<int64_t>(std::exp(log_threshold));
   // Bursts that begin among transfers [0, i): bursts are in transfer order.
   auto bursts_before = [&](size_t i) {
@@ -152,7 +186,7 @@ std::vector<Period> PeriodsAtIdleGaps(const std::vector<Activity>& bursts,
                                    [](const Activity& b, size_t x) { return b.first < x; }) -
                   bursts.begin());
   };
-  std::vector<Period> periods;
+  periods.clear();
   size_t step_first = 0;
   for (size_t i = 1; i < start_ns.size(); ++i) {
     if (idle_ns[i] <= threshold_ns) continue;
@@ -177,9 +211,12 @@ std::vector<Period> PeriodsAtIdleGaps(const std::vector<Activity>& bursts,
 // link stretching steps and their idle gaps for half a window) is regular within the spell and
 // leaves the busy rest of the series uncut; a long pause (a checkpoint, the wait before the first
 // step) is long but not busy.
-double PeriodIrregularity(const std::vector<Period>& periods, double max_irregularity) {
+// `ns`, `counts`: working storage.
+double PeriodIrregularity(const std::vector<Period>& periods, double max_irregularity,
+                          std::vector<double>& ns, std::vector<double>& counts) {
   if (periods.size() < 4) return INFINITY;  // fewer than 3 steps besides the tail
-  std::vector<double> ns, counts;
+  ns.clear();
+  counts.clear();
   double series_ns = 0;
   for (size_t i = 0; i < periods.size(); ++i) {
     series_ns += periods[i].ns;
@@ -209,14 +246,21 @@ double PeriodIrregularity(const std::vector<Period>& periods, double max_irregul
 StepGapCut FindStepGapCut(const std::vector<Activity>& bursts, std::span<const int64_t> start_ns,
                           std::span<const int64_t> end_ns, const StepSegmenterOptions& options) {
   if (bursts.size() < 2) return {};
-  const std::vector<int64_t> idle_ns =
-      options.judge_cut_on_transfers ? IdleBefore(start_ns, end_ns) : std::vector<int64_t>{};
-  std::vector<double> log_gap(bursts.size() - 1);
+  Scratch& scratch = ThreadScratch();
+  std::vector<int64_t>& idle_ns = scratch.idle_ns;
+  if (options.judge_cut_on_transfers) IdleBeforeInto(start_ns, end_ns, idle_ns);
+  std::vector<double>& log_gap = scratch.log_gap;
+  log_gap.resize(bursts.size() - 1);
   for (size_t i = 0; i + 1 < bursts.size(); ++i)
     log_gap[i] = std::log(double(std::max(options.min_interval_ns,
                                           bursts[i + 1].start_ns - bursts[i].end_ns)));
   std::sort(log_gap.begin(), log_gap.end());
-  const std::vector<double> log_gap_after = LogGapsAfterBursts(bursts);
+  std::vector<double>& log_gap_after = scratch.log_gap_after;
+  LogGapsAfterBursts(bursts, log_gap_after);
+  auto irregularity = [&](const std::vector<Period>& periods) {
+    return PeriodIrregularity(periods, options.max_period_irregularity, scratch.period_ns,
+                              scratch.period_bursts);
+  };
   // Candidate thresholds: every jump of at least the ratio between sorted gaps. Gaps often come
   // in more than two classes (a collective's chunks, its buckets between backward layers, waits
   // for other rings, the optimizer, the step gap): the lowest candidate that cuts the series into
@@ -233,12 +277,10 @@ StepGapCut FindStepGapCut(const std::vector<Activity>& bursts, std::span<const i
       // detector ran over (finer records give it more, shorter intervals to learn from) still
       // ends a step, and without it a regular cut can look irregular.
       double spread =
-          PeriodIrregularity(PeriodsAtBurstGaps(bursts, log_gap_after, t),
-                             options.max_period_irregularity);
+          irregularity(PeriodsAtBurstGaps(bursts, log_gap_after, t, scratch.periods));
       if (options.judge_cut_on_transfers)
-        spread = std::min(spread, PeriodIrregularity(
-                                      PeriodsAtIdleGaps(bursts, start_ns, end_ns, idle_ns, t),
-                                      options.max_period_irregularity));
+        spread = std::min(spread, irregularity(PeriodsAtIdleGaps(bursts, start_ns, end_ns,
+                                                                 idle_ns, t, scratch.periods)));
       if (std::isnan(regular) && spread <= options.max_period_irregularity) regular = t;
       if (keep_most_regular && spread < best_spread) {
         best_spread = spread;
@@ -270,7 +312,8 @@ std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
   std::vector<Activity> steps;
   if (bursts_out != nullptr) bursts_out->clear();
   if (start_ns.empty()) return steps;
-  std::vector<Activity> singles;
+  std::vector<Activity>& singles = ThreadScratch().singles;
+  singles.clear();
   auto single_transfers = [&] {
     for (size_t i = 0; i < start_ns.size(); ++i) singles.push_back({i, i, start_ns[i], end_ns[i]});
     return FindStepGapCut(singles, start_ns, end_ns, options);
