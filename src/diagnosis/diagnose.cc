@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include "diagnosis/rules/bandwidth_rule.h"
 #include "diagnosis/rules/dp_group_rule.h"
@@ -40,12 +41,14 @@ bool Overlaps(const Finding& a, const Finding& b) {
 std::vector<Finding> Diagnose(const flow::FlowTable& flows, const PointTable& points,
                               const analysis::EndpointContext& ctx,
                               const analysis::AnalysisResults& results,
-                              const DiagnosisOptions& options, BaselineStore* baselines) {
+                              const DiagnosisOptions& options, BaselineStore* baselines,
+                              NetworkFindings* network_done) {
   const RuleContext rc{flows, points, ctx, results, options};
   std::vector<Finding> slow = FindSlowSteps(rc, baselines);
   std::vector<Finding> stragglers = FindStragglers(rc);
   for (Finding& f : FindLateCollectiveGpus(rc)) stragglers.push_back(std::move(f));
-  NetworkFindings network = FindNetworkDegradation(rc);
+  NetworkFindings network =
+      network_done != nullptr ? std::move(*network_done) : FindNetworkDegradation(rc);
   std::vector<Finding> dp_groups = FindSlowDpGroups(rc);
 
   // A slow step is explained by a straggler of its job, or by degraded network its flows crossed,

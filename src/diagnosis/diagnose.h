@@ -37,9 +37,14 @@ struct Baseline {
 };
 using BaselineStore = std::map<std::string, Baseline>;
 
+struct NetworkFindings;  // rules/bandwidth_rule.h
+
+// Every rule's findings, sorted by start. `network`: the network rule's (FindNetworkDegradation)
+// when it ran already, beside the analysis (pipeline/network_rule_beside.h); else it runs here.
 std::vector<Finding> Diagnose(const flow::FlowTable& flows, const PointTable& points,
                               const analysis::EndpointContext& ctx,
                               const analysis::AnalysisResults& results,
-                              const DiagnosisOptions& options, BaselineStore* baselines);
+                              const DiagnosisOptions& options, BaselineStore* baselines,
+                              NetworkFindings* network = nullptr);
 
 }  // namespace prism::diagnosis

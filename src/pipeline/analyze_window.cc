@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "analysis/endpoint_context.h"
+#include "pipeline/network_rule_beside.h"
 
 namespace prism::pipeline {
 namespace {
@@ -53,11 +54,21 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
   lap("window", out.records);
 
   out.analysis.timings = laps != nullptr;
+  diagnosis::DiagnosisOptions diagnosis_options = options.diagnosis;
+  diagnosis_options.threads = options.analysis.threads;
+  // With threads, the network rule starts as soon as the labels are final and runs beside the
+  // analysis's later stages (network_rule_beside.h); on one thread it runs in Diagnose, after them.
+  NetworkRuleBeside network(table, *in.points, ctx, diagnosis_options);
   analysis::AnalysisOptions analysis_options = options.analysis;
   analysis_options.on_transfers_built = [&table] { table.ReleaseTransferColumns(); };
+  if (analysis_options.threads > 1)
+    analysis_options.on_labels_final = [&network](const analysis::AnalysisResults& labelled) {
+      network.Start(labelled);
+    };
   analysis::AnalysisResults results =
       analysis::Analyze(table, ctx, in.end_ns, analysis_options, &out.analysis);
   analysis_options.on_transfers_built = nullptr;
+  analysis_options.on_labels_final = nullptr;
   ReturnFreedMemory();
   lap("analyze", out.records);  // replaced below by the analysis's own stages
   if (laps != nullptr && timer != nullptr) {
@@ -68,10 +79,14 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
     laps->push_back({"bocd_points_dp", out.analysis.dp_group_transfers});
   }
 
-  diagnosis::DiagnosisOptions diagnosis_options = options.diagnosis;
-  diagnosis_options.threads = options.analysis.threads;
-  std::vector<diagnosis::Finding> findings =
-      diagnosis::Diagnose(table, *in.points, ctx, results, diagnosis_options, baselines);
+  diagnosis::NetworkFindings network_findings;
+  diagnosis::NetworkFindings* network_done = nullptr;
+  if (network.started()) {
+    network_findings = network.Take();
+    network_done = &network_findings;
+  }
+  std::vector<diagnosis::Finding> findings = diagnosis::Diagnose(
+      table, *in.points, ctx, results, diagnosis_options, baselines, network_done);
   if (options.measure_switch_bandwidth) {
     out.switch_dp_bandwidth = diagnosis::MeasureSwitchDpBandwidth(table, *in.points, ctx, results);
   }

@@ -8,6 +8,8 @@
 #include "analysis/analyze.h"
 #include "diagnosis/diagnose.h"
 #include "diagnosis/rules/bandwidth_cells.h"
+#include "diagnosis/rules/bandwidth_rule.h"
+#include "pipeline/network_rule_beside.h"
 #include "sim/scenarios.h"
 #include "sim/simulator.h"
 
@@ -208,6 +210,59 @@ TEST(Pipeline, DegradedNicLinkIsNamedByItsGpu) {
     found = true;
   }
   EXPECT_TRUE(found);
+}
+
+// With threads the network rule starts when the labels are final and runs beside the analysis's
+// later stages (pipeline/network_rule_beside.h): what it finds must be what it finds after them.
+TEST(Pipeline, NetworkRuleBesideTheAnalysisFindsWhatItFindsAfter) {
+  sim::SimConfig config = *sim::MakeScenario("tiny", 14);
+  sim::FaultConfig f;
+  f.kind = sim::FaultKind::kDegradedLink;
+  f.job = 0;
+  f.rank = 8 * 6 + 2;
+  f.factor = 8;
+  f.start_s = 8;
+  f.end_s = 22;
+  config.faults.push_back(f);
+  auto run = Analyze(config);
+  diagnosis::DiagnosisOptions o;
+  o.threads = 2;
+  pipeline::NetworkRuleBeside beside(run->table, run->points, run->ctx, o);
+  analysis::AnalysisOptions threaded;
+  threaded.threads = 2;
+  size_t labelled_pairs = 0;
+  threaded.on_labels_final = [&](const analysis::AnalysisResults& labelled) {
+    labelled_pairs = labelled.pairs.size();
+    beside.Start(labelled);
+  };
+  const analysis::AnalysisResults results =
+      analysis::Analyze(run->table, run->ctx, run->truth.end_ns, threaded, nullptr);
+  ASSERT_TRUE(beside.started());
+  EXPECT_EQ(labelled_pairs, results.pairs.size());
+  const diagnosis::NetworkFindings early = beside.Take();
+  const diagnosis::RuleContext rc{run->table, run->points, run->ctx, run->results, o};
+  const diagnosis::NetworkFindings after = diagnosis::FindNetworkDegradation(rc);
+  ASSERT_FALSE(after.findings.empty());
+  ASSERT_EQ(early.findings.size(), after.findings.size());
+  EXPECT_EQ(early.jobs_affected, after.jobs_affected);
+  for (size_t i = 0; i < after.findings.size(); ++i) {
+    EXPECT_EQ(early.findings[i].summary, after.findings[i].summary);
+    EXPECT_EQ(early.findings[i].start_ns, after.findings[i].start_ns);
+    EXPECT_EQ(early.findings[i].end_ns, after.findings[i].end_ns);
+    EXPECT_EQ(early.findings[i].value, after.findings[i].value);
+    EXPECT_EQ(early.findings[i].gpus, after.findings[i].gpus);
+    EXPECT_EQ(early.findings[i].switches, after.findings[i].switches);
+  }
+  // And Diagnose with them gives what it gives when it runs the rule itself.
+  diagnosis::BaselineStore baselines;
+  diagnosis::NetworkFindings given = early;
+  const auto findings = diagnosis::Diagnose(run->table, run->points, run->ctx, run->results, o,
+                                            &baselines, &given);
+  ASSERT_EQ(findings.size(), run->findings.size());
+  for (size_t i = 0; i < findings.size(); ++i) {
+    EXPECT_EQ(findings[i].summary, run->findings[i].summary);
+    EXPECT_EQ(findings[i].cause, run->findings[i].cause);
+  }
 }
 
 // The bandwidth rule runs its passes over the records on the threads (the record classes beside
