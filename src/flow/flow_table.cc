@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/status.h"
+#include "flow/radix_sort.h"
 
 namespace prism::flow {
 
@@ -83,10 +84,9 @@ void FlowTable::SortByStart(int threads) {
     OrderEqualStarts();
     return;
   }
-  // Each row becomes one 64-bit key, (start - min start) above the row number, sorted by an LSD
-  // radix sort over the start bits only: the row bits start in order and the sort is stable,
-  // so keys end up ordered by (start, row). 16 bytes per row of scratch and a few linear passes,
-  // where a comparison sort of row indices took several times longer (docs/performance.md).
+  // Each row becomes one 64-bit key, (start - min start) above the row number, sorted over the
+  // start bits only (radix_sort.h): the row bits start in order and the sort is stable, so keys
+  // end up ordered by (start, row). 16 bytes per row of scratch.
   const auto [lo_it, hi_it] = std::minmax_element(start_ns_.begin(), start_ns_.end());
   const int64_t lo = *lo_it;
   const int row_bits = std::max(1, BitWidth(n - 1));
@@ -96,24 +96,7 @@ void FlowTable::SortByStart(int threads) {
   if (row_bits + start_bits <= 64) {
     for (size_t r = 0; r < n; ++r)
       order[r] = (static_cast<uint64_t>(start_ns_[r] - lo) << row_bits) | r;
-    // Digits as wide as the start bits allow in as few passes as possible (12 bits: 36 bits of
-    // start — a minute in ns — in 3 passes); the counts of every pass in one read of the keys.
-    const int passes = std::max(1, (start_bits + 11) / 12);
-    const int digit_bits = std::max(1, (start_bits + passes - 1) / passes);
-    const uint64_t digit_mask = (uint64_t{1} << digit_bits) - 1;
-    std::vector<uint64_t> scratch(n);
-    std::vector<size_t> count(size_t(passes) << digit_bits);
-    for (uint64_t k : order)
-      for (int p = 0; p < passes; ++p)
-        ++count[(size_t(p) << digit_bits) + ((k >> (row_bits + p * digit_bits)) & digit_mask)];
-    for (int p = 0; p < passes; ++p) {
-      size_t* c = count.data() + (size_t(p) << digit_bits);
-      size_t sum = 0;
-      for (size_t d = 0; d <= digit_mask; ++d) sum += std::exchange(c[d], sum);
-      const int shift = row_bits + p * digit_bits;
-      for (uint64_t k : order) scratch[c[(k >> shift) & digit_mask]++] = k;
-      order.swap(scratch);
-    }
+    RadixSortByBits(&order, row_bits, start_bits, threads);
   } else {  // a time span too long to pack with the row: sort the rows by start
     row_mask = ~uint64_t{0};
     for (size_t r = 0; r < n; ++r) order[r] = r;

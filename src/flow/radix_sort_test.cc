@@ -1,0 +1,43 @@
+#include "flow/radix_sort.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+namespace prism::flow {
+namespace {
+
+// Keys with many equal sort bits and distinct low bits: a stable sort keeps the low bits in
+// order within each run of equal sort bits, so any instability shows.
+std::vector<uint64_t> Keys(size_t n, int low_bit, int bits, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> keys(n);
+  const uint64_t sort_mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  for (size_t i = 0; i < n; ++i) keys[i] = ((rng() % 1000 * 7919) & sort_mask) << low_bit | i;
+  return keys;
+}
+
+std::vector<uint64_t> Reference(std::vector<uint64_t> keys, int low_bit) {
+  std::stable_sort(keys.begin(), keys.end(),
+                   [&](uint64_t a, uint64_t b) { return (a >> low_bit) < (b >> low_bit); });
+  return keys;
+}
+
+TEST(RadixSort, AnyThreadCountGivesTheStableOrder) {
+  for (size_t n : {size_t{0}, size_t{1}, size_t{1000}, size_t{140'001}, size_t{300'007}}) {
+    for (int bits : {1, 13, 24, 37}) {
+      const std::vector<uint64_t> keys = Keys(n, 20, bits, n + size_t(bits));
+      const std::vector<uint64_t> want = Reference(keys, 20);
+      for (int threads : {1, 2, 3, 5}) {
+        SCOPED_TRACE(testing::Message() << "n " << n << " bits " << bits << " threads " << threads);
+        std::vector<uint64_t> got = keys;
+        RadixSortByBits(&got, 20, bits, threads);
+        EXPECT_EQ(got, want);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace prism::flow
