@@ -95,11 +95,13 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   if (options.on_transfers_built) options.on_transfers_built();
   timer.Lap("transfers", flows.size());
   results.pairs.resize(built.pairs.size());
+  std::vector<uint64_t> bocd_points(built.pairs.size(), 0);
   ParallelFor(built.pairs.size(), options.threads, [&](size_t i) {
-    results.pairs[i] = ClassifyPair(built.pairs[i], transfers[i], options.pairs);
+    results.pairs[i] = ClassifyPair(built.pairs[i], transfers[i], options.pairs, &bocd_points[i]);
   });
-  uint64_t pair_transfers = 0;
+  uint64_t pair_transfers = 0, pair_bocd_points = 0;
   for (const PairTransfers& t : transfers) pair_transfers += t.transfers.size();
+  for (uint64_t n : bocd_points) pair_bocd_points += n;
   timer.Lap("classify_pairs", pair_transfers);
   const std::vector<int> tp_of_job =
       RefineLabels(transfers, ctx, flows.endpoints().size(), window_end_ns, options, &results);
@@ -135,6 +137,7 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
 
   if (stats != nullptr) {
     stats->pair_transfers = pair_transfers;
+    stats->pair_bocd_points = pair_bocd_points;
     stats->dp_group_transfers = dp_group_transfers;
   }
   return results;

@@ -36,8 +36,11 @@ struct AnalysisOptions {
 };
 
 struct AnalysisStats {
-  // BOCD points: transfers of all pairs (pair classification) and of all DP groups (steps).
+  // Transfers of all pairs (pair classification) and of all DP groups (steps), and the points
+  // fed to BOCD: by the pairs' classification (the pairs whose idle gaps alone cut no regular
+  // steps) and by the DP groups' steps (BOCD runs on each group's transfers: dp_group_transfers).
   uint64_t pair_transfers = 0;
+  uint64_t pair_bocd_points = 0;
   uint64_t dp_group_transfers = 0;
   // Filled when `timings` is set (analyze --timings).
   bool timings = false;

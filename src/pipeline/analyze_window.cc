@@ -75,7 +75,7 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
     laps->pop_back();
     for (auto& s : out.analysis.stages) laps->push_back(std::move(s));
     out.analysis.stages.clear();
-    laps->push_back({"bocd_points_pairs", out.analysis.pair_transfers});
+    laps->push_back({"bocd_points_pairs", out.analysis.pair_bocd_points});
     laps->push_back({"bocd_points_dp", out.analysis.dp_group_transfers});
   }
 

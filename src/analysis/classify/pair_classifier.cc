@@ -170,7 +170,7 @@ void ApplyRules(size_t transfers, const std::vector<Activity>& steps, const Step
 }  // namespace
 
 Pair ClassifyPair(const GpuPair& gpus, const PairTransfers& pt,
-                  const PairClassifierOptions& options) {
+                  const PairClassifierOptions& options, uint64_t* bocd_points) {
   Pair pair;
   pair.a = gpus.a;
   pair.b = gpus.b;
@@ -203,7 +203,7 @@ Pair ClassifyPair(const GpuPair& gpus, const PairTransfers& pt,
     starts.push_back(t.start_ns);
     ends.push_back(t.end_ns);
   }
-  const auto steps = SegmentSteps(starts, ends, options.steps);
+  const auto steps = SegmentSteps(starts, ends, options.steps, nullptr, bocd_points);
   ev.steps = static_cast<uint32_t>(steps.size());
   MeasureStepSizes(pt.transfers, steps, options, &ev);
   ev.aligned_starts = AlignedStartShare(pt.transfers, options.align_ns);

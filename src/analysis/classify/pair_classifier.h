@@ -86,8 +86,10 @@ struct StepOrder {
 };
 StepOrder MeasureStepOrder(std::span<const Transfer> transfers, std::span<const Activity> steps);
 
+// `bocd_points`, if given, receives the points its step segmentation fed to BOCD (0 when the
+// idle gaps alone cut the steps).
 Pair ClassifyPair(const GpuPair& pair, const PairTransfers& transfers,
-                  const PairClassifierOptions& options);
+                  const PairClassifierOptions& options, uint64_t* bocd_points = nullptr);
 
 // Applies the structural refinements above; returns how many labels changed.
 size_t RefinePairs(std::vector<Pair>* pairs, size_t num_endpoints);

@@ -81,7 +81,7 @@ std::vector<int64_t> IdleBefore(std::span<const int64_t> start_ns, std::span<con
 }
 
 std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns,
-                                 const StepSegmenterOptions& options) {
+                                 const StepSegmenterOptions& options, uint64_t* bocd_points) {
   std::vector<Activity> bursts;
   const size_t n = start_ns.size();
   if (n == 0) return bursts;
@@ -107,8 +107,10 @@ std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<co
     const size_t w = static_cast<size_t>(bocd.lag);
     size_t seg_begin = 0;  // first xs index fed since the last reset
     std::vector<double>& before = scratch.before;  // the intervals of the burst before a detection
+    uint64_t fed = 0;
     for (size_t k = 0; k < xs.size(); ++k) {
       detector.Step(xs[k]);
+      ++fed;
       auto start = rule.Observe(detector);
       if (!start) continue;
       // The change starts at xs index seg_begin + *start; place the cut on the largest interval
@@ -129,6 +131,7 @@ std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<co
       rule.Reset();
       k = best;  // the loop's ++k feeds xs[best + 1] next
     }
+    if (bocd_points != nullptr) *bocd_points += fed;
   }
   size_t first = 0;
   cuts.push_back(n);
@@ -308,7 +311,7 @@ StepGapCut FindStepGapCut(const std::vector<Activity>& bursts, std::span<const i
 std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
                                    std::span<const int64_t> end_ns,
                                    const StepSegmenterOptions& options,
-                                   std::vector<Activity>* bursts_out) {
+                                   std::vector<Activity>* bursts_out, uint64_t* bocd_points) {
   std::vector<Activity> steps;
   if (bursts_out != nullptr) bursts_out->clear();
   if (start_ns.empty()) return steps;
@@ -321,7 +324,7 @@ std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
   StepGapCut cut;
   if (options.bursts_only_if_gaps_irregular) cut = single_transfers();
   if (!cut.regular) {
-    const std::vector<Activity> bursts = FindBursts(start_ns, end_ns, options);
+    const std::vector<Activity> bursts = FindBursts(start_ns, end_ns, options, bocd_points);
     if (bursts_out != nullptr) *bursts_out = bursts;
     if (bursts.size() >= 2)
       cut = FindStepGapCut(bursts, start_ns, end_ns, options);

@@ -89,9 +89,11 @@ struct Activity {
 // step-gap threshold.
 std::vector<int64_t> IdleBefore(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns);
 
-// Bursts of activity: `start_ns` ascending, `end_ns` aligned with it.
+// Bursts of activity: `start_ns` ascending, `end_ns` aligned with it. `bocd_points`, if given, is
+// increased by the points fed to the detector (intervals after a cut are fed again): the cost.
 std::vector<Activity> FindBursts(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns,
-                                 const StepSegmenterOptions& options);
+                                 const StepSegmenterOptions& options,
+                                 uint64_t* bocd_points = nullptr);
 
 // The idle gap (ns) above which a gap between bursts separates steps (see above), and whether it
 // cuts the series into regular steps (a regular cut at a jump of min_step_gap_ratio or of
@@ -112,9 +114,11 @@ inline int64_t StepGapThreshold(const std::vector<Activity>& bursts,
 // Per-step activities: transfers in order, a new step wherever the idle time since the latest end
 // so far exceeds StepGapThreshold(FindBursts(...)) — also where BOCD missed the cut. If `bursts`
 // is given, it receives FindBursts' bursts (none when bursts_only_if_gaps_irregular skipped them).
+// `bocd_points`: as FindBursts' (unchanged when BOCD did not run).
 std::vector<Activity> SegmentSteps(std::span<const int64_t> start_ns,
                                    std::span<const int64_t> end_ns,
                                    const StepSegmenterOptions& options,
-                                   std::vector<Activity>* bursts = nullptr);
+                                   std::vector<Activity>* bursts = nullptr,
+                                   uint64_t* bocd_points = nullptr);
 
 }  // namespace prism::analysis

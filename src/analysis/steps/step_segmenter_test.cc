@@ -163,12 +163,16 @@ TEST(StepSegmenter, GapsThatSettleTheStepsNeedNoBursts) {
     const StepSegmenterOptions pair = PairSegmenterOptions();
     EXPECT_TRUE(FindStepGapCut(SingleTransfers(s.start, s.end), s.start, s.end, pair).regular);
     std::vector<Activity> bursts{{0, 0, 0, 0}};
-    const auto steps = SegmentSteps(s.start, s.end, pair, &bursts);
+    uint64_t points = 0;
+    const auto steps = SegmentSteps(s.start, s.end, pair, &bursts, &points);
     EXPECT_TRUE(bursts.empty());  // BOCD did not run
+    EXPECT_EQ(points, 0u);
     ExpectSteps(s, steps);
     std::vector<Activity> with_bursts;
-    EXPECT_TRUE(SameSteps(steps, SegmentSteps(s.start, s.end, {}, &with_bursts)));
+    EXPECT_TRUE(SameSteps(steps, SegmentSteps(s.start, s.end, {}, &with_bursts, &points)));
     EXPECT_FALSE(with_bursts.empty());
+    // About every interval: some after a cut are fed again, a cut placed ahead skips a few.
+    EXPECT_GT(points, s.start.size() / 2);
   }
 }
 
@@ -188,8 +192,10 @@ TEST(StepSegmenter, IrregularGapsStillLookForBursts) {
     const StepSegmenterOptions pair = PairSegmenterOptions();
     EXPECT_FALSE(FindStepGapCut(SingleTransfers(start, end), start, end, pair).regular);
     std::vector<Activity> bursts;
-    const auto steps = SegmentSteps(start, end, pair, &bursts);
+    uint64_t points = 0;
+    const auto steps = SegmentSteps(start, end, pair, &bursts, &points);
     EXPECT_FALSE(bursts.empty());
+    EXPECT_GT(points, start.size() / 2);
     EXPECT_TRUE(SameSteps(steps, SegmentSteps(start, end, {})));
   }
 }
