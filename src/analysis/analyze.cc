@@ -84,7 +84,7 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
                         AnalysisStats* stats) {
   AnalysisResults results;
   StageTimer timer(stats != nullptr && stats->timings ? &stats->stages : nullptr);
-  const auto keys = DistinctPairs(flows.src(), flows.dst());
+  const auto keys = DistinctPairs(flows.src(), flows.dst(), options.threads);
   JobRecognition jr = RecognizeJobs(keys, flows.endpoints(), ctx, options.jobs);
   results.jobs = std::move(jr.jobs);
   results.job_of = std::move(jr.job_of);

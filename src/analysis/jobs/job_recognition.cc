@@ -8,22 +8,42 @@
 
 #include "analysis/jobs/union_find.h"
 #include "analysis/pair_key_map.h"
+#include "analysis/parallel_for.h"
 
 namespace prism::analysis {
+namespace {
+
+// Below this many rows per thread, starting a thread costs more than the rows it would hash.
+constexpr size_t kMinRowsPerRun = size_t{1} << 16;
+
+}  // namespace
 
 std::vector<uint64_t> DistinctPairs(std::span<const EndpointId> src,
-                                    std::span<const EndpointId> dst) {
-  // Hash the pairs (few: thousands to a few million) instead of sorting a key per record.
-  PairKeyMap seen;
-  uint64_t last = UINT64_MAX;
-  for (size_t i = 0; i < src.size(); ++i) {
-    const uint64_t key = PairKey(src[i], dst[i]);
-    if (key == last) continue;
-    last = key;
-    seen.FindOrInsert(key);
+                                    std::span<const EndpointId> dst, int threads) {
+  // Hash the pairs (few: thousands to a few million) instead of sorting a key per record; with
+  // threads, each run of rows hashes its own and the runs' keys are merged (sorted, so the same).
+  const size_t runs =
+      std::clamp<size_t>(src.size() / kMinRowsPerRun, 1, size_t(std::max(1, threads)));
+  std::vector<std::vector<uint64_t>> run_keys(runs);
+  ParallelFor(runs, int(runs), [&](size_t k) {
+    PairKeyMap seen;
+    uint64_t last = UINT64_MAX;
+    for (size_t i = src.size() * k / runs; i < src.size() * (k + 1) / runs; ++i) {
+      const uint64_t key = PairKey(src[i], dst[i]);
+      if (key == last) continue;
+      last = key;
+      seen.FindOrInsert(key);
+    }
+    run_keys[k] = seen.keys();
+    std::sort(run_keys[k].begin(), run_keys[k].end());
+  });
+  std::vector<uint64_t> keys = std::move(run_keys[0]);
+  for (size_t k = 1; k < runs; ++k) {
+    const size_t middle = keys.size();
+    keys.insert(keys.end(), run_keys[k].begin(), run_keys[k].end());
+    std::inplace_merge(keys.begin(), keys.begin() + ptrdiff_t(middle), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   }
-  std::vector<uint64_t> keys = seen.keys();
-  std::sort(keys.begin(), keys.end());
   return keys;
 }
 

@@ -33,8 +33,10 @@ struct JobRecognition {
 JobRecognition RecognizeJobs(std::span<const uint64_t> pair_keys, const EndpointTable& endpoints,
                              const EndpointContext& ctx, const JobRecognitionOptions& options);
 
-// Distinct unordered endpoint pairs of a table's src/dst columns, sorted.
-std::vector<uint64_t> DistinctPairs(std::span<const EndpointId> src, std::span<const EndpointId> dst);
+// Distinct unordered endpoint pairs of a table's src/dst columns, sorted (runs of rows on
+// `threads` threads; the same keys for any).
+std::vector<uint64_t> DistinctPairs(std::span<const EndpointId> src, std::span<const EndpointId> dst,
+                                    int threads = 1);
 
 inline uint64_t PairKey(EndpointId a, EndpointId b) {
   return a < b ? (uint64_t(a) << 32) | b : (uint64_t(b) << 32) | a;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include <fmt/format.h>
 
 #include "testing/flow_builder.h"
@@ -82,6 +85,30 @@ TEST(JobRecognition, HostMergeJoinsRailsOfOneHost) {
   auto bare = BuildEndpointContext(table.endpoints(), nullptr);
   EXPECT_EQ(RecognizeJobs(DistinctPairs(table.src(), table.dst()), table.endpoints(), bare, {}).jobs.size(),
             2u);
+}
+
+}  // namespace
+}  // namespace prism::analysis
+
+namespace prism::analysis {
+namespace {
+
+// Runs of rows hashed on several threads and merged: the keys of one pass, sorted, once each.
+TEST(DistinctPairs, AnyThreadCountGivesTheSameKeys) {
+  std::mt19937 rng(5);
+  std::vector<EndpointId> src(300'001), dst(300'001);
+  for (size_t i = 0; i < src.size(); ++i) {
+    src[i] = EndpointId(rng() % 700);
+    dst[i] = EndpointId(i % 3 == 0 ? src[i] : rng() % 700);  // repeats of a row's pair too
+  }
+  std::vector<uint64_t> want;
+  for (size_t i = 0; i < src.size(); ++i) want.push_back(PairKey(src[i], dst[i]));
+  std::sort(want.begin(), want.end());
+  want.erase(std::unique(want.begin(), want.end()), want.end());
+  for (int threads : {1, 2, 3, 4}) {
+    SCOPED_TRACE(threads);
+    EXPECT_EQ(DistinctPairs(src, dst, threads), want);
+  }
 }
 
 }  // namespace
