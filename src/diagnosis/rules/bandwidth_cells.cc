@@ -1,6 +1,7 @@
 #include "diagnosis/rules/bandwidth_cells.h"
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <set>
 #include <tuple>
@@ -75,13 +76,25 @@ RecordClasses RecordClasses::Measure(const RuleContext& rc) {
 
 namespace {
 
+// Which of a record's elements a builder takes: all, or (two builders side by side, merged by
+// MergeParts) the switches and fabric links of its route, or the access links of its ends.
+enum class GridPart { kAll, kRoutes, kAccessLinks };
+
+// The row at which each element and each cell of a part's grid was made: what MergeParts
+// interleaves the two parts by.
+struct FirstRows {
+  std::vector<uint32_t> element, cell;
+};
+
 // Builds the grid's elements and cells in one pass over the records.
 class GridBuilder {
  public:
   // `sorted`: rows are sorted by start, so bins close in order: a closed bin's cells keep their
-  // typical value instead of every record (see CloseBin).
-  GridBuilder(const RuleContext& rc, const RecordClasses& classes, bool sorted, CellGrid* grid)
-      : rc_(rc), classes_(classes), grid_(*grid), sorted_(sorted) {}
+  // typical value instead of every record (see CloseBin). `first_rows`: filled when given.
+  GridBuilder(const RuleContext& rc, const RecordClasses& classes, bool sorted, CellGrid* grid,
+              GridPart part = GridPart::kAll, FirstRows* first_rows = nullptr)
+      : rc_(rc), classes_(classes), grid_(*grid), sorted_(sorted), part_(part),
+        first_rows_(first_rows) {}
 
   // Rows [begin, end); when sorted, a run of whole bins.
   void Run(size_t begin, size_t end) {
@@ -91,6 +104,7 @@ class GridBuilder {
     for (size_t r = begin; r < end; ++r) {
       const int record_class = classes_.ClassOf(r);
       if (record_class < 0) continue;
+      row_ = static_cast<uint32_t>(r);
       const int64_t bin = (start[r] - grid_.t0) / grid_.bin_ns;
       if (sorted_ && bin != open_bin_) {
         CloseBin();
@@ -99,8 +113,11 @@ class GridBuilder {
         open_bin_ = bin;
       }
       if (classes_.RelativeBandwidth(r) < 1 - rc_.options.min_bw_drop) slow_[r] = true;
-      for (size_t e : Route(r)) AddToCell(e, bin, record_class, r);
-      for (EndpointId end : {f.src()[r], f.dst()[r]}) AddToCell(AccessLink(end), bin, record_class, r);
+      if (part_ != GridPart::kAccessLinks)
+        for (size_t e : Route(r)) AddToCell(e, bin, record_class, r);
+      if (part_ != GridPart::kRoutes)
+        for (EndpointId end : {f.src()[r], f.dst()[r]})
+          AddToCell(AccessLink(end), bin, record_class, r);
     }
     CloseBin();
   }
@@ -112,6 +129,7 @@ class GridBuilder {
     if (inserted) {
       grid_.elements.push_back({name, kind, a, b, endpoint});
       grid_.cell_of.emplace_back(size_t(2 * grid_.bins), -1);
+      if (first_rows_ != nullptr) first_rows_->element.push_back(row_);
     }
     return it->second;
   }
@@ -171,6 +189,7 @@ class GridBuilder {
       if (oc < 0) {
         oc = static_cast<int32_t>(grid_.cells.size());
         grid_.cells.emplace_back();
+        if (first_rows_ != nullptr) first_rows_->cell.push_back(row_);
         grid_.cell_of[e][size_t(bin * 2 + kind)] = oc;
         open_slots_.push_back(static_cast<uint32_t>(e * 2 + size_t(kind)));
       }
@@ -248,6 +267,9 @@ class GridBuilder {
   const RecordClasses& classes_;
   CellGrid& grid_;
   const bool sorted_;
+  const GridPart part_;
+  FirstRows* first_rows_;
+  uint32_t row_ = 0;  // the row being added
   analysis::PairKeyMap route_index_;
   std::map<std::tuple<uint32_t, int, int>, uint32_t> odd_routes_;  // ids beyond the packed range
   std::vector<std::vector<size_t>> routes_;
@@ -290,14 +312,86 @@ CellGrid EmptyCellGrid(const RuleContext& rc) {
   return grid;
 }
 
+namespace {
+
+// The order in which one builder would have made the items of two parts, as (part, index):
+// by first row, the route part's first at a tie (a record's route comes before its ends).
+std::vector<std::pair<int, uint32_t>> Interleave(const std::vector<uint32_t>& route_rows,
+                                                 const std::vector<uint32_t>& access_rows) {
+  std::vector<std::pair<int, uint32_t>> order;
+  order.reserve(route_rows.size() + access_rows.size());
+  size_t i = 0, j = 0;
+  while (i < route_rows.size() || j < access_rows.size()) {
+    if (j == access_rows.size() || (i < route_rows.size() && route_rows[i] <= access_rows[j]))
+      order.emplace_back(0, uint32_t(i++));
+    else
+      order.emplace_back(1, uint32_t(j++));
+  }
+  return order;
+}
+
+// The grid one builder of every element makes, from a builder of the routes and one of the
+// access links: elements and cells numbered in the order they were made (Interleave), each
+// cell's slow rows appended cell after cell in that order (as one builder does bin by bin).
+// The parts' cells are taken from the front as they are copied, so the grid is not held twice.
+CellGrid MergeParts(CellGrid parts[2], const FirstRows first_rows[2]) {
+  CellGrid out;
+  out.t0 = parts[0].t0;
+  out.bin_ns = parts[0].bin_ns;
+  out.bins = parts[0].bins;
+  std::vector<int32_t> new_cell[2] = {std::vector<int32_t>(parts[0].cells.size()),
+                                      std::vector<int32_t>(parts[1].cells.size())};
+  for (const auto& [part, c] : Interleave(first_rows[0].cell, first_rows[1].cell)) {
+    CellGrid& from = parts[part];
+    Cell cell = from.cells.front();
+    from.cells.pop_front();
+    const std::span<const uint32_t> slow = from.SlowOf(cell);
+    cell.slow_begin = out.slow_rows.size();
+    out.slow_rows.insert(out.slow_rows.end(), slow.begin(), slow.end());
+    if (cell.more_jobs >= 0) {
+      out.more_jobs.push_back(std::move(from.more_jobs[size_t(cell.more_jobs)]));
+      cell.more_jobs = static_cast<int32_t>(out.more_jobs.size() - 1);
+    }
+    new_cell[part][c] = static_cast<int32_t>(out.cells.size());
+    out.cells.push_back(cell);
+  }
+  std::vector<int32_t> new_element(parts[1].elements.size());
+  for (const auto& [part, e] : Interleave(first_rows[0].element, first_rows[1].element)) {
+    CellGrid& from = parts[part];
+    if (part == 1) new_element[e] = static_cast<int32_t>(out.elements.size());
+    out.index.emplace(from.elements[e].name, out.elements.size());
+    out.elements.push_back(std::move(from.elements[e]));
+    std::vector<int32_t>& cells = out.cell_of.emplace_back(std::move(from.cell_of[e]));
+    for (int32_t& c : cells)
+      if (c >= 0) c = new_cell[part][size_t(c)];
+  }
+  out.access_link_of = std::move(parts[1].access_link_of);
+  for (int32_t& e : out.access_link_of)
+    if (e >= 0) e = new_element[size_t(e)];
+  return out;
+}
+
+}  // namespace
+
 CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes) {
   CellGrid grid = EmptyCellGrid(rc);
   const auto& f = rc.flows;
   if (f.empty()) return grid;
   const auto start = f.start_ns();
   const bool sorted = std::is_sorted(start.begin(), start.end());
-  GridBuilder(rc, classes, sorted, &grid).Run(0, f.size());
-  return grid;
+  if (!sorted || rc.options.threads < 2) {
+    GridBuilder(rc, classes, sorted, &grid).Run(0, f.size());
+    return grid;
+  }
+  CellGrid parts[2] = {grid, std::move(grid)};
+  FirstRows first_rows[2];
+  auto build = [&](int part, GridPart which) {
+    GridBuilder(rc, classes, true, &parts[part], which, &first_rows[part]).Run(0, f.size());
+  };
+  auto access = std::async(std::launch::async, build, 1, GridPart::kAccessLinks);
+  build(0, GridPart::kRoutes);
+  access.get();
+  return MergeParts(parts, first_rows);
 }
 
 std::vector<Element> RouteElements(const RuleContext& rc, uint32_t point, int leaf_src,

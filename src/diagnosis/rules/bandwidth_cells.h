@@ -126,9 +126,12 @@ struct CellGrid {
 // The window's bins (t0, bin_ns, bins: by record start, spanning the starts), no elements yet.
 CellGrid EmptyCellGrid(const RuleContext& rc);
 
-// One pass over the rows. Not split over threads: each run of bins would hold its open bin's
-// (cell, row) list at once, 8 bytes per record and element crossed (paper, two threads: peak RSS
-// 478 -> 522 MB, docs/performance.md).
+// One pass over the rows. With rc.options.threads > 1 (and rows sorted by start), two passes side
+// by side, one adding each record to the switches and fabric links of its route, the other to
+// its ends' access links, merged into the grid one pass makes (the same numbering of elements and
+// cells). Not split by runs of bins: each run would hold its open bin's (cell, row) list at once,
+// 8 bytes per record and element crossed (paper, two threads: peak RSS 478 -> 522 MB,
+// docs/performance.md); split by element, the two lists together are the one pass's.
 CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes);
 
 // The switches and fabric links a record observed at `point` between ends on leaves `leaf_src`
