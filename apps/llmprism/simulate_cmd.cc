@@ -205,6 +205,92 @@ void PrintWritten(const std::vector<fs::path>& written) {
   }
 }
 
+// The writers of one run: every sink the simulator feeds, opened by what --emit asks for.
+struct RunOutputs {
+  fs::path ipfix_path, csv_path;
+  std::unique_ptr<std::ofstream> ipfix_out, csv_out;
+  std::unique_ptr<prism::io::IpfixFileWriter> ipfix;  // always opened; kept for --emit flows
+  std::unique_ptr<prism::io::FlowCsvWriter> csv;
+  // Counters mode and sFlow's counter samples: per-port byte counters of every GPU NIC, polled
+  // after the run.
+  std::unique_ptr<prism::sim::PortCounterSink> port_counters;
+  std::unique_ptr<prism::sim::PacketEmitter> packets;
+  std::unique_ptr<prism::sim::SflowEmitter> sflow;
+  std::vector<prism::FlowSink*> sinks;
+};
+
+// The writers look switch names up in `points` as records arrive; the simulator interns a name
+// before it emits a record that uses it.
+prism::StatusOr<RunOutputs> OpenOutputs(const SimulateArgs& args, const EmitChoice& emit,
+                                        const prism::sim::SimConfig& config,
+                                        prism::sim::Cluster* cluster, prism::PointTable* points,
+                                        const fs::path& dir) {
+  RunOutputs out;
+  out.ipfix_path = dir / "flows.ipfix";
+  out.csv_path = dir / "flows.csv";
+  PRISM_ASSIGN_OR_RETURN(out.ipfix_out, OpenOut(out.ipfix_path));
+  out.ipfix = std::make_unique<prism::io::IpfixFileWriter>(out.ipfix_out.get(), points);
+  if (emit.flows) out.sinks.push_back(out.ipfix.get());
+  if (emit.counters || emit.sflow) {
+    out.port_counters = std::make_unique<prism::sim::PortCounterSink>(
+        cluster, config.start_ns,
+        config.start_ns + static_cast<int64_t>(config.duration_s * 1e9));
+    out.sinks.push_back(out.port_counters.get());
+  }
+  if (config.write_csv && emit.flows) {
+    PRISM_ASSIGN_OR_RETURN(out.csv_out, OpenOut(out.csv_path));
+    out.csv = std::make_unique<prism::io::FlowCsvWriter>(out.csv_out.get(), points);
+    out.sinks.push_back(out.csv.get());
+  }
+  prism::sim::PacketEmitOptions packet_options;
+  packet_options.erspan_type = args.erspan;
+  packet_options.snaplen = args.snaplen;
+  out.packets = std::make_unique<prism::sim::PacketEmitter>(packet_options);
+  if (emit.pcap) out.sinks.push_back(out.packets.get());
+  prism::sim::SflowEmitOptions sflow_options;
+  sflow_options.sampling_rate = args.sampling;
+  sflow_options.snaplen = args.snaplen;
+  sflow_options.seed = args.seed;
+  out.sflow = std::make_unique<prism::sim::SflowEmitter>(sflow_options);
+  if (emit.sflow) out.sinks.push_back(out.sflow.get());
+  return out;
+}
+
+// Finishes and closes every output of the run, adding the files to `written`.
+prism::Status FinishOutputs(RunOutputs& out, const SimulateArgs& args, const EmitChoice& emit,
+                            const prism::sim::Cluster& cluster, prism::PointTable* points,
+                            const fs::path& dir, std::vector<fs::path>* written) {
+  PRISM_RETURN_IF_ERROR(out.ipfix->Finish());
+  PRISM_RETURN_IF_ERROR(CloseOut(out.ipfix_out.get(), out.ipfix_path));
+  if (emit.flows) {
+    written->push_back(out.ipfix_path);
+  } else {
+    std::error_code ec;
+    fs::remove(out.ipfix_path, ec);
+  }
+  if (emit.counters) {
+    PRISM_RETURN_IF_ERROR(WritePortCounters(*out.port_counters, args, dir, written));
+  }
+  if (out.csv != nullptr) {
+    out.csv->Flush();
+    PRISM_RETURN_IF_ERROR(CloseOut(out.csv_out.get(), out.csv_path));
+    written->push_back(out.csv_path);
+  }
+  if (emit.pcap) {
+    const fs::path pcap_path = dir / "flows.pcap";
+    PRISM_RETURN_IF_ERROR(out.packets->Write(pcap_path.string()));
+    written->push_back(pcap_path);
+  }
+  if (emit.sflow) {
+    PRISM_RETURN_IF_ERROR(AddSflowCounters(*out.port_counters, cluster, points, args, dir,
+                                           out.sflow.get(), written));
+    const fs::path sflow_path = dir / "sflow.pcap";
+    PRISM_RETURN_IF_ERROR(out.sflow->Write(sflow_path.string()));
+    written->push_back(sflow_path);
+  }
+  return prism::OkStatus();
+}
+
 prism::Status RunSimulate(const SimulateArgs& args) {
   auto start = std::chrono::steady_clock::now();
   PRISM_ASSIGN_OR_RETURN(prism::sim::SimConfig config,
@@ -220,76 +306,14 @@ prism::Status RunSimulate(const SimulateArgs& args) {
 
   prism::sim::Cluster cluster(config.fabric);
   std::vector<fs::path> written;
-
   PRISM_RETURN_IF_ERROR(WriteTopology(cluster, dir, &written));
 
-  // The writers look switch names up in `points` as records arrive; the simulator interns a name
-  // before it emits a record that uses it.
   prism::PointTable points;
-  const fs::path ipfix_path = dir / "flows.ipfix";
-  const fs::path csv_path = dir / "flows.csv";
-  PRISM_ASSIGN_OR_RETURN(auto ipfix_out, OpenOut(ipfix_path));
-  prism::io::IpfixFileWriter ipfix(ipfix_out.get(), &points);
-  std::unique_ptr<std::ofstream> csv_out;
-  std::unique_ptr<prism::io::FlowCsvWriter> csv;
-  std::vector<prism::FlowSink*> sinks;
-  if (emit.flows) sinks.push_back(&ipfix);
-  // Counters mode: per-port byte counters of every GPU NIC, polled after the run.
-  std::unique_ptr<prism::sim::PortCounterSink> port_counters;
-  if (emit.counters || emit.sflow) {
-    port_counters = std::make_unique<prism::sim::PortCounterSink>(
-        &cluster, config.start_ns,
-        config.start_ns + static_cast<int64_t>(config.duration_s * 1e9));
-    sinks.push_back(port_counters.get());
-  }
-  if (config.write_csv && emit.flows) {
-    PRISM_ASSIGN_OR_RETURN(csv_out, OpenOut(csv_path));
-    csv = std::make_unique<prism::io::FlowCsvWriter>(csv_out.get(), &points);
-    sinks.push_back(csv.get());
-  }
-  prism::sim::PacketEmitOptions packet_options;
-  packet_options.erspan_type = args.erspan;
-  packet_options.snaplen = args.snaplen;
-  prism::sim::PacketEmitter packets(packet_options);
-  if (emit.pcap) sinks.push_back(&packets);
-  prism::sim::SflowEmitOptions sflow_options;
-  sflow_options.sampling_rate = args.sampling;
-  sflow_options.snaplen = args.snaplen;
-  sflow_options.seed = args.seed;
-  prism::sim::SflowEmitter sflow(sflow_options);
-  if (emit.sflow) sinks.push_back(&sflow);
-  TeeSink tee(std::move(sinks));
+  PRISM_ASSIGN_OR_RETURN(RunOutputs out, OpenOutputs(args, emit, config, &cluster, &points, dir));
+  TeeSink tee(out.sinks);
   PRISM_ASSIGN_OR_RETURN(prism::sim::Truth truth,
                          prism::sim::Simulate(config, cluster, &tee, &points));
-
-  PRISM_RETURN_IF_ERROR(ipfix.Finish());
-  PRISM_RETURN_IF_ERROR(CloseOut(ipfix_out.get(), ipfix_path));
-  if (emit.flows) {
-    written.push_back(ipfix_path);
-  } else {
-    fs::remove(ipfix_path, ec);
-  }
-  if (emit.counters) {
-    PRISM_RETURN_IF_ERROR(WritePortCounters(*port_counters, args, dir, &written));
-  }
-  if (csv != nullptr) {
-    csv->Flush();
-    PRISM_RETURN_IF_ERROR(CloseOut(csv_out.get(), csv_path));
-    written.push_back(csv_path);
-  }
-
-  if (emit.pcap) {
-    const fs::path pcap_path = dir / "flows.pcap";
-    PRISM_RETURN_IF_ERROR(packets.Write(pcap_path.string()));
-    written.push_back(pcap_path);
-  }
-  if (emit.sflow) {
-    PRISM_RETURN_IF_ERROR(
-        AddSflowCounters(*port_counters, cluster, &points, args, dir, &sflow, &written));
-    const fs::path sflow_path = dir / "sflow.pcap";
-    PRISM_RETURN_IF_ERROR(sflow.Write(sflow_path.string()));
-    written.push_back(sflow_path);
-  }
+  PRISM_RETURN_IF_ERROR(FinishOutputs(out, args, emit, cluster, &points, dir, &written));
 
   const fs::path truth_path = dir / "truth.json";
   PRISM_ASSIGN_OR_RETURN(auto truth_out, OpenOut(truth_path));
