@@ -55,6 +55,7 @@
 #include "output/text_summary.h"
 #include "pipeline/analyze_window.h"
 #include "pipeline/input_registry.h"
+#include "pipeline/ipfix_read_on_threads.h"
 #include "pipeline/record_duration.h"
 #include "scaleout/record_stream.h"
 
@@ -328,10 +329,11 @@ StatusOr<uint64_t> ReadNatsInput(const std::string& url, prism::FlowSink* sink,
 }
 
 // Every input's records into `all` (each file's format sniffed; records of implausible duration
-// counted and skipped), each file named as a source of the report.
-Status ReadFlowInputs(const AnalyzeArgs& args, bool progress, prism::flow::FlowTable* all,
-                      prism::PointTable* points, prism::output::ReportBuilder* builder,
-                      prism::Stats* stats) {
+// counted and skipped), each file named as a source of the report. With `threads` > 1 an IPFIX
+// file is decoded in runs side by side (pipeline/ipfix_read_on_threads.h: the same table).
+Status ReadFlowInputs(const AnalyzeArgs& args, int threads, bool progress,
+                      prism::flow::FlowTable* all, prism::PointTable* points,
+                      prism::output::ReportBuilder* builder, prism::Stats* stats) {
   size_t expected_records = 0;
   for (const std::string& path : args.inputs) {
     if (auto kind = prism::io::SniffInputKind(path)) expected_records += EstimateRecords(path, *kind);
@@ -350,6 +352,17 @@ Status ReadFlowInputs(const AnalyzeArgs& args, bool progress, prism::flow::FlowT
       if (!read) return std::unexpected(read.error());
       builder->AddSource(path, "nats", *read);
       continue;
+    }
+    if (auto kind = prism::io::SniffInputKind(path);
+        threads > 1 && kind && *kind == prism::io::InputKind::kIpfix) {
+      auto read = prism::pipeline::ReadIpfixFileOnThreads(
+          path, threads, &sink, all, args.record.max_record_ns(), points, stats);
+      if (!read) return std::unexpected(read.error());
+      if (*read) {
+        sink.Done();
+        builder->AddSource(path, prism::io::InputKindName(*kind), **read);
+        continue;
+      }
     }
     auto read = readers.Read(path, read_options, &sink, points, stats);
     sink.Done();
@@ -487,7 +500,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   prism::flow::FlowTable all;
   prism::output::ReportBuilder builder(args.window_s);
   const bool progress = isatty(STDERR_FILENO) == 1;
-  if (auto st = ReadFlowInputs(args, progress, &all, &points, &builder, &stats); !st) {
+  if (auto st = ReadFlowInputs(args, threads, progress, &all, &points, &builder, &stats); !st) {
     return fail(st.error());
   }
   const uint64_t total_records = all.size();

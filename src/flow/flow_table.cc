@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 #include "core/status.h"
@@ -42,6 +43,32 @@ void FlowTable::OnBatch(RecordBatch* batch) {
     min_start_ns_ = std::min(min_start_ns_, batch->start_ns[i]);
     max_end_ns_ = std::max(max_end_ns_, batch->end_ns[i]);
   }
+}
+
+void FlowTable::AppendTable(FlowTable&& later, std::span<const PointId> point_of) {
+  std::vector<EndpointId> endpoint_of(later.endpoints_.size());
+  for (size_t e = 0; e < endpoint_of.size(); ++e) {
+    endpoint_of[e] = endpoints_.Intern(later.endpoints_.Addr(static_cast<EndpointId>(e)));
+  }
+  auto move_column = [](auto* to, auto* from, auto map) {
+    const size_t old = to->size();
+    to->resize(old + from->size());
+    for (size_t i = 0; i < from->size(); ++i) (*to)[old + i] = map((*from)[i]);
+    std::remove_reference_t<decltype(*from)>().swap(*from);
+  };
+  auto same = [](auto v) { return v; };
+  auto endpoint = [&](EndpointId e) { return endpoint_of[e]; };
+  move_column(&start_ns_, &later.start_ns_, same);
+  move_column(&end_ns_, &later.end_ns_, same);
+  move_column(&src_, &later.src_, endpoint);
+  move_column(&dst_, &later.dst_, endpoint);
+  move_column(&bytes_, &later.bytes_, same);
+  move_column(&qp_, &later.qp_, same);
+  move_column(&point_, &later.point_, [&](PointId p) { return p == kNoPoint ? p : point_of[p]; });
+  move_column(&sampling_rate_, &later.sampling_rate_, same);
+  min_start_ns_ = std::min(min_start_ns_, later.min_start_ns_);
+  max_end_ns_ = std::max(max_end_ns_, later.max_end_ns_);
+  later = FlowTable();
 }
 
 void FlowTable::Reserve(size_t rows) {

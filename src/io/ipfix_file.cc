@@ -9,6 +9,7 @@
 #include "core/ntp_time.h"
 #include "io/csv_util.h"
 #include "io/file_reader.h"
+#include "io/ipfix_file_framer.h"
 #include "ingest/ipfix/export_decoder.h"
 
 namespace prism::io {
@@ -81,106 +82,6 @@ void AppendTemplate(std::string* s, uint16_t tid, bool v6) {
     if (f.pen != 0) Append32(s, f.pen);
   }
 }
-
-class IpfixDecoder {
- public:
-  IpfixDecoder(const std::string& name, FlowSink* sink, PointTable* points, Stats* stats)
-      : name_(name), stats_(stats), log_(name), decoder_(name, sink, points, stats) {
-    decoder_.AddExporter(IpAddr(), 0, "");
-  }
-
-  // Decodes the complete messages at the front of `data`, whose first byte is at file offset
-  // `base`. Returns the bytes consumed; the caller keeps the rest and offers it again with more
-  // data. With at_eof everything is consumed.
-  size_t Decode(const uint8_t* data, size_t n, uint64_t base, bool at_eof) {
-    size_t pos = 0;
-    for (;;) {
-      if (resyncing_) {
-        bool found = false;
-        for (; pos + 4 <= n; ++pos) {
-          if (LoadBe16(data + pos) != kIpfixVersion) continue;
-          size_t len = LoadBe16(data + pos + 2);
-          if (len < kMessageHeaderBytes) continue;
-          // Plausible when the message ends exactly at the end of the input or right before
-          // another version-10 header.
-          if (pos + len + 2 <= n) {
-            if (LoadBe16(data + pos + len) == kIpfixVersion) {
-              found = true;
-              break;
-            }
-          } else if (!at_eof) {
-            return pos;  // cannot judge yet: wait for more data
-          } else if (pos + len == n) {
-            found = true;
-            break;
-          }
-        }
-        if (!found) return at_eof ? n : pos;
-        resyncing_ = false;
-      }
-      if (pos == n) return n;
-      const uint8_t* msg = data + pos;
-      size_t avail = n - pos;
-      uint64_t offset = base + pos;
-      if (avail < kMessageHeaderBytes) {
-        if (!at_eof) return pos;
-        BadMessage(offset, "a 16-byte message header", fmt::format("{} bytes at the end", avail));
-        return n;
-      }
-      uint16_t version = LoadBe16(msg);
-      size_t len = LoadBe16(msg + 2);
-      if (version != kIpfixVersion) {
-        BadMessage(offset, "IPFIX version 10", fmt::format("{}", version));
-      } else if (len < kMessageHeaderBytes) {
-        BadMessage(offset, "a message length >= 16", fmt::format("{}", len));
-      } else if (len > avail) {
-        if (!at_eof) return pos;
-        BadMessage(offset, fmt::format("a message of {} bytes", len),
-                   fmt::format("{} bytes before the end (truncated)", avail));
-      } else {
-        DecodeMessage(msg, len, offset);
-        pos += len;
-        continue;
-      }
-      resyncing_ = true;
-      ++pos;
-    }
-  }
-
-  StatusOr<uint64_t> Finish(uint64_t total_bytes) {
-    log_.Finish();
-    decoder_.Finish();
-    const uint64_t delivered_ = decoder_.records();
-    if (total_bytes == 0) return MakeError(ErrorCode::kDataLoss, "{}: empty file", name_);
-    if (delivered_ == 0) {
-      return MakeError(ErrorCode::kDataLoss,
-                       "{}: no usable IPFIX flow record in {} bytes ({} messages decoded)", name_,
-                       total_bytes, messages_);
-    }
-    return delivered_;
-  }
-
- private:
-  template <typename E, typename G>
-  void BadMessage(uint64_t offset, const E& expected, const G& got) {
-    if (stats_ != nullptr) stats_->Add(Stat::ipfix_bad_message);
-    if (log_.Want()) {
-      fmt::print(stderr, "{}: byte {}: expected {}, got {}\n", name_, offset, expected, got);
-    }
-  }
-
-  void DecodeMessage(const uint8_t* msg, size_t len, uint64_t offset) {
-    ++messages_;
-    decoder_.DecodeMessage(std::span<const uint8_t>(msg, len), 0, offset);
-  }
-
-  const std::string& name_;
-  Stats* stats_;
-  internal::ProblemLog log_;
-  ingest::ExportDecoder decoder_;
-  bool resyncing_ = false;
-  uint64_t messages_ = 0;
-};
 
 }  // namespace
 
@@ -351,7 +252,7 @@ Status IpfixFileWriter::Finish() {
 
 StatusOr<uint64_t> ReadIpfixBuffer(std::span<const std::byte> data, const std::string& name,
                                    FlowSink* sink, PointTable* points, Stats* stats) {
-  IpfixDecoder decoder(name, sink, points, stats);
+  IpfixFileFramer decoder(name, sink, points, stats);
   decoder.Decode(reinterpret_cast<const uint8_t*>(data.data()), data.size(), 0, true);
   return decoder.Finish(data.size());
 }
@@ -359,7 +260,7 @@ StatusOr<uint64_t> ReadIpfixBuffer(std::span<const std::byte> data, const std::s
 StatusOr<uint64_t> ReadIpfixFile(const std::string& path, FlowSink* sink, PointTable* points,
                                  Stats* stats) {
   PRISM_ASSIGN_OR_RETURN(auto reader, FileReader::Open(path));
-  IpfixDecoder decoder(path, sink, points, stats);
+  IpfixFileFramer decoder(path, sink, points, stats);
   // Larger than one message plus the 2 bytes of look-ahead used to resynchronize.
   std::vector<std::byte> buf(4 << 20);
   size_t filled = 0;

@@ -82,13 +82,24 @@ struct ExportDecoder::Impl {
     return static_cast<size_t>(h >> 56);  // 8 bits: kNameCacheSlots
   }
   uint64_t* records;
+  // A later run of a file (DeferToEarlierRun): problems kept, sequence numbers kept.
+  struct SequenceObservation {
+    uint64_t stream;
+    uint32_t sequence, data, options;
+    bool countable;
+    Stat lost_stat;
+  };
+  bool deferred = false;
+  std::vector<std::string> kept_problems;
+  std::vector<SequenceObservation> kept_sequences;
+  bool silent = false;  // LearnTemplates: nothing counted, nothing described
   // The column path: the sink's batch side (null: none) and the rows of the data set being read
   // (capacity kept between sets).
   BatchSink* batch_sink = nullptr;
   RecordBatch batch;
 
   void Count(Stat s, uint64_t n = 1) {
-    if (stats != nullptr) stats->Add(s, n);
+    if (stats != nullptr && !silent) stats->Add(s, n);
   }
   void StartMessage() {
     message_data_records = 0;
@@ -100,16 +111,30 @@ struct ExportDecoder::Impl {
   void FollowSequence(const MessageContext& ctx, uint32_t sequence, uint32_t data, uint32_t options,
                       Stat lost_stat) {
     const uint64_t stream = (uint64_t(ctx.exporter) << 32) | ctx.domain;
+    if (deferred) {
+      kept_sequences.push_back({stream, sequence, data, options, !message_uncountable, lost_stat});
+      return;
+    }
+    ObserveSequence({stream, sequence, data, options, !message_uncountable, lost_stat});
+  }
+  void ObserveSequence(const SequenceObservation& o) {
     const SequenceTracker::Gap gap =
-        sequences.Observe(stream, sequence, data, options, !message_uncountable);
-    if (gap.lost > 0) Count(lost_stat, gap.lost);
+        sequences.Observe(o.stream, o.sequence, o.data, o.options, o.countable);
+    if (gap.lost > 0) Count(o.lost_stat, gap.lost);
     if (gap.went_back) Count(Stat::export_sequence_went_back);
   }
   template <typename E, typename G>
   void Problem(Stat s, uint64_t offset, const E& expected, const G& got) {
+    if (silent) return;
     Count(s);
     if (++problems <= static_cast<uint64_t>(log_cap)) {
-      fmt::print(stderr, "{}: byte {}: expected {}, got {}\n", name, offset, expected, got);
+      std::string line =
+          fmt::format("{}: byte {}: expected {}, got {}\n", name, offset, expected, got);
+      if (deferred) {
+        kept_problems.push_back(std::move(line));
+      } else {
+        std::fputs(line.c_str(), stderr);
+      }
     }
   }
 
@@ -259,6 +284,42 @@ void ExportDecoder::DecodeMessage(std::span<const uint8_t> msg, uint32_t exporte
     impl_->Problem(Stat::ipfix_bad_message, offset, "IPFIX version 10 or NetFlow version 9",
                    version);
   }
+}
+
+void ExportDecoder::LearnTemplates(std::span<const uint8_t> msg, uint32_t exporter) {
+  if (msg.size() < kIpfixHeaderBytes || LoadBe16(msg.data()) != 10) return;
+  if (impl_->exporters.empty()) AddExporter(IpAddr(), 0, "");
+  MessageContext ctx;
+  ctx.exporter = exporter < impl_->exporters.size() ? exporter : 0;
+  ctx.domain = LoadBe32(msg.data() + 12);
+  impl_->silent = true;
+  size_t p = kIpfixHeaderBytes;
+  while (msg.size() - p >= 4) {  // framed as DecodeIpfix frames it; a bad set ends the message
+    const uint16_t set_id = LoadBe16(msg.data() + p);
+    const size_t set_len = LoadBe16(msg.data() + p + 2);
+    if (set_len < 4 || set_len > msg.size() - p) break;
+    if (set_id == 2 || set_id == 3) {
+      impl_->DecodeTemplateSet(msg.data() + p + 4, set_len - 4, ctx, set_id == 3, 0);
+    }
+    p += set_len;
+  }
+  impl_->silent = false;
+}
+
+void ExportDecoder::DeferToEarlierRun() { impl_->deferred = true; }
+
+void ExportDecoder::TakeOverFrom(ExportDecoder* later) {
+  Impl& own = *impl_;
+  Impl& run = *later->impl_;
+  for (const std::string& line : run.kept_problems) {
+    if (++own.problems <= static_cast<uint64_t>(own.log_cap)) std::fputs(line.c_str(), stderr);
+  }
+  own.problems += run.problems - run.kept_problems.size();
+  for (const Impl::SequenceObservation& o : run.kept_sequences) own.ObserveSequence(o);
+  records_ += later->records_;
+  messages_ += later->messages_;
+  run.kept_problems.clear();
+  run.kept_sequences.clear();
 }
 
 bool LooksLikeExportDatagram(std::span<const uint8_t> p, size_t udp_payload_bytes) {

@@ -73,6 +73,19 @@ class ExportDecoder {
   // Prints "N more problems not shown" if problems were capped.
   void Finish();
 
+  // For a file read in runs of whole messages, one decoder per run, side by side (io/
+  // ipfix_file_runs.h). A later run's decoder first learns the templates an earlier run's message
+  // holds, silently (no counter, no problem): its data sets are left to that run.
+  void LearnTemplates(std::span<const uint8_t> msg, uint32_t exporter);
+  // A later run's decoder keeps its problems' text (up to the cap) instead of printing them and
+  // its messages' sequence numbers instead of following them: both depend on the runs before.
+  void DeferToEarlierRun();
+  // Run by the first run's decoder after every run is decoded, for each later run in order:
+  // prints `later`'s kept problems as far as the cap allows, follows its sequence numbers
+  // (counting losses into this decoder's stats) and takes its record and message counts. What
+  // the serial decoder would have printed and counted; `later`'s other counters are in its stats.
+  void TakeOverFrom(ExportDecoder* later);
+
   uint64_t records() const { return records_; }
   uint64_t messages() const { return messages_; }
 

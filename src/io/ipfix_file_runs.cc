@@ -1,0 +1,166 @@
+#include "io/ipfix_file_runs.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <span>
+#include <utility>
+
+#include "core/big_endian.h"
+
+namespace prism::io {
+namespace {
+
+constexpr uint16_t kTemplateSetId = 2;
+constexpr uint16_t kOptionsTemplateSetId = 3;
+// Each domain has its own state in the decoder, bounded in number; far below the bound, every
+// run's decoder keeps every domain's state as the one-pass decoder would.
+constexpr size_t kMaxDomains = 256;
+constexpr size_t kReadBufferBytes = 4 << 20;  // as ReadIpfixFile's
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+StatusOr<Fd> OpenForReading(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return MakeError(ErrorCode::kNotFound, "{}: cannot open: {}", path, std::strerror(errno));
+  return Fd(fd);
+}
+
+// Up to out.size() bytes at `offset` (fewer only at the end of the file).
+StatusOr<size_t> ReadAt(int fd, const std::string& path, std::span<uint8_t> out, uint64_t offset) {
+  size_t got = 0;
+  while (got < out.size()) {
+    const ssize_t n =
+        pread(fd, out.data() + got, out.size() - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return MakeError(ErrorCode::kDataLoss, "{}: read error: {}", path, std::strerror(errno));
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  return got;
+}
+
+// What the plan needs to know of one message: its sets' ids, read header by header.
+struct MessageSets {
+  bool templates = false;
+  bool options_templates = false;
+};
+
+StatusOr<MessageSets> ReadSetIds(int fd, const std::string& path, uint64_t msg, size_t len) {
+  MessageSets sets;
+  size_t p = kIpfixFileHeaderBytes;
+  while (len - p >= 4) {  // framed as the decoder frames it: a bad set ends the message
+    uint8_t head[4];
+    PRISM_ASSIGN_OR_RETURN(size_t n, ReadAt(fd, path, head, msg + p));
+    if (n < 4) break;
+    const uint16_t id = LoadBe16(head);
+    const size_t set_len = LoadBe16(head + 2);
+    if (set_len < 4 || set_len > len - p) break;
+    sets.templates |= id == kTemplateSetId;
+    sets.options_templates |= id == kOptionsTemplateSetId;
+    p += set_len;
+  }
+  return sets;
+}
+
+}  // namespace
+
+StatusOr<std::optional<IpfixFileRuns>> PlanIpfixFileRuns(const std::string& path, int runs,
+                                                         uint64_t min_run_bytes) {
+  if (runs < 2) return std::nullopt;
+  PRISM_ASSIGN_OR_RETURN(Fd fd, OpenForReading(path));
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  IpfixFileRuns plan;
+  plan.path = path;
+  plan.file_bytes = static_cast<uint64_t>(st.st_size);
+  runs = static_cast<int>(
+      std::min<uint64_t>(runs, plan.file_bytes / std::max<uint64_t>(1, min_run_bytes)));
+  if (runs < 2) return std::nullopt;
+  std::vector<uint32_t> domains;
+  uint64_t pos = 0;
+  while (pos < plan.file_bytes) {
+    const size_t k = plan.starts.size();
+    if (k < static_cast<size_t>(runs) && pos >= plan.file_bytes * k / runs)
+      plan.starts.push_back(pos);
+    uint8_t head[kIpfixFileHeaderBytes];
+    PRISM_ASSIGN_OR_RETURN(size_t n, ReadAt(fd.get(), path, head, pos));
+    // Anything the one-pass reader would resynchronize after (a zstd frame's magic included).
+    if (n < sizeof(head) || LoadBe16(head) != kIpfixFileVersion) return std::nullopt;
+    const size_t len = LoadBe16(head + 2);
+    if (len < kIpfixFileHeaderBytes || len > plan.file_bytes - pos) return std::nullopt;
+    const uint32_t domain = LoadBe32(head + 12);
+    if (std::find(domains.begin(), domains.end(), domain) == domains.end()) {
+      if (domains.size() == kMaxDomains) return std::nullopt;
+      domains.push_back(domain);
+    }
+    PRISM_ASSIGN_OR_RETURN(MessageSets sets, ReadSetIds(fd.get(), path, pos, len));
+    if (sets.options_templates) return std::nullopt;
+    if (sets.templates) plan.template_messages.emplace_back(pos, static_cast<uint32_t>(len));
+    pos += len;
+  }
+  if (plan.starts.size() < 2) return std::nullopt;
+  return plan;
+}
+
+IpfixRunReader::IpfixRunReader(const IpfixFileRuns& plan, size_t run, FlowSink* sink,
+                               PointTable* points, Stats* stats)
+    : plan_(plan), run_(run), framer_(plan.path, sink, points, stats) {
+  if (run_ > 0) framer_.decoder().DeferToEarlierRun();
+}
+
+Status IpfixRunReader::LearnEarlierTemplates(int fd) {
+  std::vector<uint8_t> msg;
+  for (const auto& [offset, len] : plan_.template_messages) {
+    if (offset >= plan_.starts[run_]) break;
+    msg.resize(len);
+    PRISM_ASSIGN_OR_RETURN(size_t n, ReadAt(fd, plan_.path, msg, offset));
+    framer_.decoder().LearnTemplates(std::span<const uint8_t>(msg.data(), n), 0);
+  }
+  return OkStatus();
+}
+
+Status IpfixRunReader::Read() {
+  PRISM_ASSIGN_OR_RETURN(Fd fd, OpenForReading(plan_.path));
+  PRISM_RETURN_IF_ERROR(LearnEarlierTemplates(fd.get()));
+  // The last run reads to the end of the file, as the one-pass reader does.
+  const bool last = run_ + 1 == plan_.starts.size();
+  const uint64_t end = last ? UINT64_MAX : plan_.starts[run_ + 1];
+  std::vector<uint8_t> buf(kReadBufferBytes);
+  size_t filled = 0;
+  uint64_t base = plan_.starts[run_];
+  for (;;) {
+    const size_t want =
+        static_cast<size_t>(std::min<uint64_t>(buf.size() - filled, end - base - filled));
+    PRISM_ASSIGN_OR_RETURN(size_t n, ReadAt(fd.get(), plan_.path,
+                                            std::span(buf).subspan(filled, want), base + filled));
+    filled += n;
+    const bool at_end = n < want || base + filled == end;
+    const size_t used = framer_.Decode(buf.data(), filled, base, at_end);
+    if (at_end) return OkStatus();
+    std::memmove(buf.data(), buf.data() + used, filled - used);
+    filled -= used;
+    base += used;
+  }
+}
+
+}  // namespace prism::io
