@@ -29,8 +29,9 @@ class FlowTable : public FlowSink, public BatchSink {
   // file read on another thread) with endpoints interned in `later`'s id order, which is its row
   // order: the table that appending those records one by one would give. `point_of` maps
   // `later`'s point ids to this table's (kNoPoint stays). `later` is emptied column by column as
-  // its rows move, so the two never hold more than one extra column at once.
-  void AppendTable(FlowTable&& later, std::span<const PointId> point_of);
+  // its rows move, so the two never hold more than two extra columns at once. `threads` > 1
+  // appends the columns on two threads (same result).
+  void AppendTable(FlowTable&& later, std::span<const PointId> point_of, int threads = 1);
   // Sorts every column by (start_ns, end_ns, src, dst); stable for equal keys. `threads` > 1
   // moves the columns in parallel (same result).
   void SortByStart(int threads = 1);

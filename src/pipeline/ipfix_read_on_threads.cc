@@ -28,14 +28,14 @@ struct LaterRun {
 
 // The later run's records after `table`'s, its counters into `stats`, its names into `points`.
 void Join(LaterRun* run, io::IpfixRunReader* first, flow::FlowTable* table, PointTable* points,
-          Stats* stats) {
+          Stats* stats, int threads) {
   first->TakeOverFrom(&run->reader);
   if (stats != nullptr) stats->Merge(run->stats);
   std::vector<PointId> point_of(run->points.size());
   for (size_t p = 0; p < point_of.size(); ++p) {
     point_of[p] = points->Intern(run->points.Name(static_cast<PointId>(p)));
   }
-  table->AppendTable(std::move(run->table), point_of);
+  table->AppendTable(std::move(run->table), point_of, threads);
 }
 
 }  // namespace
@@ -61,7 +61,7 @@ StatusOr<std::optional<uint64_t>> ReadIpfixFileOnThreads(const std::string& path
   PRISM_RETURN_IF_ERROR(status);
   for (auto& run : later) PRISM_RETURN_IF_ERROR(run->status);
   for (auto& run : later) {
-    Join(run.get(), &first, table, points, stats);
+    Join(run.get(), &first, table, points, stats, threads);
     run.reset();
   }
   PRISM_ASSIGN_OR_RETURN(uint64_t records, first.Finish());
