@@ -1,6 +1,9 @@
 #include "output/report_json.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -183,62 +186,65 @@ nlohmann::json FindingJson(const ReportFinding& f) {
   return j;
 }
 
-json BuildReportJson(const Report& report, const ReportJsonOptions& options) {
+namespace {
+
+json WindowJson(const ReportWindow& w) {
+  json jw = {{"start_ns", w.start_ns},
+             {"end_ns", w.end_ns},
+             {"records", w.records},
+             {"records_start_ns", w.records_start_ns},
+             {"records_end_ns", w.records_end_ns},
+             {"jobs", w.jobs},
+             {"findings", w.findings}};
+  // Only when a window was incomplete, cut short or not analysed (serve), so the reports of
+  // `analyze` stay as they were.
+  if (!w.records_lost.empty()) jw["records_lost"] = w.records_lost;
+  if (w.nominal_start_ns != 0 && w.nominal_start_ns != w.start_ns) {
+    jw["nominal_start_ns"] = w.nominal_start_ns;
+  }
+  if (!w.failed.empty()) jw["failed"] = w.failed;
+  return jw;
+}
+
+// A top-level array of the report, made element by element: WriteReportJson writes each element
+// as soon as it is made, so a large report is never held as one document.
+struct ArraySection {
+  std::string key;
+  size_t size = 0;
+  std::function<json(size_t)> element;
+};
+
+std::vector<ArraySection> ReportArrays(const Report& report, const ReportJsonOptions& options) {
+  std::vector<ArraySection> out;
+  auto add = [&](std::string key, const auto& items, auto make) {
+    out.push_back({std::move(key), items.size(), [&items, make](size_t i) { return make(items[i]); }});
+  };
+  add("windows", report.windows, WindowJson);
+  add("sources", report.sources, [](const ReportSource& s) -> json {
+    return {{"path", s.path}, {"format", s.format}, {"records", s.records}};
+  });
+  add("jobs", report.jobs, JobJson);
+  add("pairs", report.pairs, PairJson);
+  if (options.timelines) {
+    add("timelines", report.timelines,
+        [options](const ReportTimeline& t) { return TimelineJson(t, options); });
+  } else {
+    auto durations = std::make_shared<std::vector<int64_t>>();  // reused from one to the next
+    add("timeline_summaries", report.timelines,
+        [durations](const ReportTimeline& t) { return TimelineSummaryJson(t, durations.get()); });
+  }
+  add("findings", report.findings, FindingJson);
+  return out;
+}
+
+// The report's other top-level keys.
+json ReportScalars(const Report& report) {
   json doc = json::object();
   doc["version"] = kReportVersion;
   doc["mode"] = report.mode;
   if (report.mode == "counters") doc["counters"] = CountersJson(report.counters);
   doc["window"] = {
       {"start_ns", report.start_ns}, {"end_ns", report.end_ns}, {"seconds", report.window_s}};
-
-  json windows = json::array();
-  for (const auto& w : report.windows) {
-    json jw = {{"start_ns", w.start_ns},
-               {"end_ns", w.end_ns},
-               {"records", w.records},
-               {"records_start_ns", w.records_start_ns},
-               {"records_end_ns", w.records_end_ns},
-               {"jobs", w.jobs},
-               {"findings", w.findings}};
-    // Only when a window was incomplete, cut short or not analysed (serve), so the reports of
-    // `analyze` stay as they were.
-    if (!w.records_lost.empty()) jw["records_lost"] = w.records_lost;
-    if (w.nominal_start_ns != 0 && w.nominal_start_ns != w.start_ns) {
-      jw["nominal_start_ns"] = w.nominal_start_ns;
-    }
-    if (!w.failed.empty()) jw["failed"] = w.failed;
-    windows.push_back(std::move(jw));
-  }
-  doc["windows"] = std::move(windows);
-
-  json sources = json::array();
-  for (const auto& s : report.sources) {
-    sources.push_back({{"path", s.path}, {"format", s.format}, {"records", s.records}});
-  }
-  doc["sources"] = std::move(sources);
-
-  json jobs = json::array();
-  for (const auto& j : report.jobs) jobs.push_back(JobJson(j));
-  doc["jobs"] = std::move(jobs);
-
-  json pairs = json::array();
-  for (const auto& p : report.pairs) pairs.push_back(PairJson(p));
-  doc["pairs"] = std::move(pairs);
-
-  json timelines = json::array();
-  if (options.timelines) {
-    for (const auto& t : report.timelines) timelines.push_back(TimelineJson(t, options));
-    doc["timelines"] = std::move(timelines);
-  } else {
-    std::vector<int64_t> durations;
-    for (const auto& t : report.timelines) timelines.push_back(TimelineSummaryJson(t, &durations));
-    doc["timeline_summaries"] = std::move(timelines);
-  }
-
-  json findings = json::array();
-  for (const auto& f : report.findings) findings.push_back(FindingJson(f));
-  doc["findings"] = std::move(findings);
-
   json input = json::object();
   const auto& values = report.input.values();
   for (size_t i = 0; i < values.size(); ++i) {
@@ -248,25 +254,47 @@ json BuildReportJson(const Report& report, const ReportJsonOptions& options) {
   return doc;
 }
 
+}  // namespace
+
+json BuildReportJson(const Report& report, const ReportJsonOptions& options) {
+  json doc = ReportScalars(report);
+  for (const ArraySection& section : ReportArrays(report, options)) {
+    json array = json::array();
+    for (size_t i = 0; i < section.size; ++i) array.push_back(section.element(i));
+    doc[section.key] = std::move(array);
+  }
+  return doc;
+}
+
 Status WriteReportJson(const Report& report, std::ostream* out, const ReportJsonOptions& options) {
-  const json doc = BuildReportJson(report, options);
   // Host and switch names come from input files: never let bad UTF-8 throw.
   auto dump = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
-  *out << "{\n";
-  bool first_key = true;
-  for (const auto& [key, value] : doc.items()) {  // elements are written one by one: a big
-    if (!first_key) *out << ",\n";                // report is never held twice as text
-    first_key = false;
-    *out << dump(json(key)) << ": ";
-    if (value.is_array() && !value.empty()) {
+  // The keys in the order of BuildReportJson's object (sorted), each array's elements made and
+  // written one by one.
+  const json scalars = ReportScalars(report);
+  const std::vector<ArraySection> arrays = ReportArrays(report, options);
+  std::map<std::string, std::function<void()>> keys;
+  for (auto it = scalars.begin(); it != scalars.end(); ++it) {
+    const json* value = &it.value();
+    keys[it.key()] = [&out, &dump, value] { *out << dump(*value); };
+  }
+  for (const ArraySection& section : arrays) {
+    keys[section.key] = [&out, &dump, &section] {
+      if (section.size == 0) return void(*out << "[]");
       *out << "[\n";
-      for (size_t i = 0; i < value.size(); ++i) {
-        *out << "  " << dump(value[i]) << (i + 1 < value.size() ? ",\n" : "\n");
+      for (size_t i = 0; i < section.size; ++i) {
+        *out << "  " << dump(section.element(i)) << (i + 1 < section.size ? ",\n" : "\n");
       }
       *out << "]";
-    } else {
-      *out << dump(value);
-    }
+    };
+  }
+  *out << "{\n";
+  bool first_key = true;
+  for (const auto& [key, write_value] : keys) {
+    if (!first_key) *out << ",\n";
+    first_key = false;
+    *out << dump(json(key)) << ": ";
+    write_value();
   }
   *out << "\n}\n";
   out->flush();
