@@ -1,5 +1,8 @@
 #include "scaleout/shard_router.h"
 
+#include <algorithm>
+#include <span>
+
 #include <fmt/format.h>
 
 namespace prism::scaleout {
@@ -49,21 +52,34 @@ void ShardRouter::OnRecord(const FlowRecord& record) {
   PublisherFor(subject).OnRecord(record);
 }
 
+// Pairs per summary message: 40 bytes each, so a message stays well under NATS's default
+// maximum payload (1 MB), which one flush of a large fabric's pairs exceeds (10,240 GPUs: 19,200
+// pairs per step bucket); the server refuses a larger message outright.
+constexpr size_t kPairsPerMessage = 16384;
+
 Status ShardRouter::PublishPairs() {
   std::vector<PairSighting> fresh = pairs_.TakeNew();
   pairs_held_.insert(pairs_held_.end(), fresh.begin(), fresh.end());
-  if (pairs_held_.empty()) return OkStatus();
-  const std::string bytes = EncodePairSummary(pairs_held_);
-  auto ack = js_->Publish(options_.pair_subject,
-                          {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
-                          fmt::format("{}.pairs-{}", options_.id_prefix, pair_messages_));
-  if (!ack) {
-    ++pair_errors_;
-    return std::unexpected(ack.error());
+  size_t published = 0;
+  Status status = OkStatus();
+  while (published < pairs_held_.size()) {
+    const size_t n = std::min(kPairsPerMessage, pairs_held_.size() - published);
+    const std::string bytes =
+        EncodePairSummary(std::span<const PairSighting>(pairs_held_).subspan(published, n));
+    auto ack = js_->Publish(options_.pair_subject,
+                            {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
+                            fmt::format("{}.pairs-{}", options_.id_prefix, pair_messages_));
+    if (!ack) {
+      ++pair_errors_;
+      status = std::unexpected(ack.error());
+      break;
+    }
+    ++pair_messages_;
+    published += n;
   }
-  ++pair_messages_;
-  pairs_held_.clear();
-  return OkStatus();
+  // What the stream took is done; the rest is held and published first next time.
+  pairs_held_.erase(pairs_held_.begin(), pairs_held_.begin() + static_cast<ptrdiff_t>(published));
+  return status;
 }
 
 Status ShardRouter::Flush() {
