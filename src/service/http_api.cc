@@ -119,7 +119,8 @@ json IngestJson(const ApiContext& ctx) {
                   {"last_sequence", p.stream_last_sequence.load()},
                   {"lag_messages", p.stream_lag_messages()},
                   {"records_already_analysed", p.stream_already_analysed.load()},
-                  {"reconnects", p.stream_reconnects.load()}};
+                  {"reconnects", p.stream_reconnects.load()},
+                  {"redelivered_messages", p.stream_redelivered.load()}};
   }
   return json{{"sources", sources},
               {"stream", stream},
@@ -457,6 +458,11 @@ void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
     m.Family("llmprism_stream_reconnects_total", "counter",
              "Times the analyser set up its reading of the stream again (server lost).");
     m.out += fmt::format("llmprism_stream_reconnects_total {}\n", p.stream_reconnects.load());
+    m.Family("llmprism_stream_redelivered_messages_total", "counter",
+             "Record batches the stream delivered again (read already, or delivery count > 1): "
+             "read once, not lost.");
+    m.out += fmt::format("llmprism_stream_redelivered_messages_total {}\n",
+                         p.stream_redelivered.load());
   }
 }
 

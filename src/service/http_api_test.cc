@@ -191,7 +191,9 @@ TEST(RenderMetrics, StreamRoles) {
   f.pipeline.stream_next_sequence = 5;  // read up to 4 of 9
   f.pipeline.stream_last_sequence = 9;
   f.pipeline.stream_already_analysed = 352;
+  f.pipeline.stream_redelivered = 3;
   std::string m = RenderMetrics(f.ctx);
+  EXPECT_TRUE(HasLine(m, "llmprism_stream_redelivered_messages_total 3"));
   EXPECT_TRUE(HasLine(m, "llmprism_stream_lag_messages 5"));
   EXPECT_TRUE(HasLine(m, "llmprism_stream_records_already_analysed_total 352"));
   EXPECT_EQ(m.find("llmprism_stream_published"), std::string::npos);

@@ -87,6 +87,7 @@ struct PipelineCounters {
   std::atomic<uint64_t> stream_next_sequence{0}, stream_last_sequence{0};
   std::atomic<uint64_t> stream_already_analysed{0};  // read again after a restart, not a loss
   std::atomic<uint64_t> stream_reconnects{0};
+  std::atomic<uint64_t> stream_redelivered{0};  // messages the stream delivered again
   // Messages in the stream an analyser has not read (as of its last look at the stream).
   uint64_t stream_lag_messages() const {
     const uint64_t next = stream_next_sequence.load(), last = stream_last_sequence.load();

@@ -344,6 +344,7 @@ struct Service::Impl {
       pipeline.stream_last_sequence = stream_source->last_sequence();
       pipeline.stream_already_analysed = stream_source->records_already_analysed();
       pipeline.stream_reconnects = stream_source->reconnects();
+      pipeline.stream_redelivered = stream_source->redelivered();
       if (!st) {
         if (!failing) {
           fmt::print(stderr, "llmprism serve: {}: {}; retrying every second\n",

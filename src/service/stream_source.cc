@@ -130,6 +130,7 @@ Status StreamSource::Poll(int max_messages, std::chrono::milliseconds wait, Flow
   if (!messages->empty()) LookUpOrigin();
   for (scaleout::DeliveredMessage& m : *messages) {
     const uint64_t seq = m.stream_sequence();
+    if (seq < next_sequence_.load() || m.deliveries() > 1) ++redelivered_;
     if (seq < next_sequence_.load()) continue;  // delivered again after a reconnect: read once
     next_sequence_ = seq + 1;
     auto batch = scaleout::DecodeRecordBatchInto(m.data(), points);

@@ -56,6 +56,10 @@ class StreamSource {
   // Records read again after a restart that only committed windows hold (not a loss).
   uint64_t records_already_analysed() const { return already_analysed_.load(); }
   uint64_t reconnects() const { return reconnects_.load(); }
+  // Messages the stream delivered again: ones this reader had read already (its consumer's
+  // position restored behind its own after a server restart; skipped) or whose delivery count
+  // is above 1. Not a loss: how often the stream's hand-off repeated itself.
+  uint64_t redelivered() const { return redelivered_.load(); }
   // A reader of one shard: where the service's data starts (scaleout/shard_map.h
   // kWindowOriginKey), once the recogniser has written it; none before, or for a reader of every
   // subject (whose own records place its windows as one serve's).
@@ -87,7 +91,7 @@ class StreamSource {
   std::chrono::steady_clock::time_point last_lookup_{};
   std::chrono::steady_clock::time_point stalled_since_{};  // messages to read, none coming
   std::atomic<uint64_t> next_sequence_{1}, last_sequence_{0}, already_analysed_{0},
-      reconnects_{0};
+      reconnects_{0}, redelivered_{0};
   std::atomic<bool> reachable_{false};
   std::unique_ptr<scaleout::KeyValueBucket> shard_bucket_;  // for the origin
   std::atomic<int64_t> origin_ns_{INT64_MAX};
