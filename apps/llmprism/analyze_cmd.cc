@@ -138,6 +138,9 @@ class ProgressSink : public prism::FlowSink, public prism::BatchSink {
   void Done() {
     if (enabled_ && records_ > 0) Tick(true);
   }
+  // The file's records when some reached the table past this sink (the later runs of a file read
+  // on threads): the last line counts them all.
+  void SetFileRecords(uint64_t records) { records_ = std::max(records_, records); }
 
  private:
   void Tick(bool done) {
@@ -359,6 +362,7 @@ Status ReadFlowInputs(const AnalyzeArgs& args, int threads, bool progress,
           path, threads, &sink, all, args.record.max_record_ns(), points, stats);
       if (!read) return std::unexpected(read.error());
       if (*read) {
+        sink.SetFileRecords(**read);
         sink.Done();
         builder->AddSource(path, prism::io::InputKindName(*kind), **read);
         continue;
