@@ -123,6 +123,9 @@ Status StreamSource::Poll(int max_messages, std::chrono::milliseconds wait, Flow
   if (!messages->empty() || last_sequence_.load() < next_sequence_.load()) {
     stalled_since_ = now;
   } else if (now - stalled_since_ > std::chrono::seconds(3)) {
+    fmt::print(stderr, "llmprism serve: {}: nothing delivered for 3 s with {} messages to read: "
+               "reading set up again from sequence {}\n", name(),
+               last_sequence_.load() + 1 - next_sequence_.load(), next_sequence_.load());
     consumer_.reset();
     stalled_since_ = now;
   }
