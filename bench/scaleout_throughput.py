@@ -200,8 +200,11 @@ class Serve:
         if os.path.exists(ready):
             os.remove(ready)
         log = open(self.log_path, "w")
-        wrap = ["gdb", "-q", "-batch", "-ex", "run", "-ex", "thread apply all bt", "--args"] \
-            if args.gdb and cgroup else []
+        wrap = []
+        if cgroup and args.gdb:
+            wrap = ["gdb", "-q", "-batch", "-ex", "run", "-ex", "thread apply all bt", "--args"]
+        elif cgroup and args.valgrind:
+            wrap = ["valgrind", "-q", f"--log-file={self.log_path}.valgrind", "--error-limit=no"]
         self.proc = spawn(
             [*wrap, args.bin, "serve", *serve_args, "--http", "127.0.0.1:0", "--ready-file", ready],
             stdout=log, stderr=log,
@@ -479,6 +482,9 @@ def main():
     ap.add_argument("--recovery-only", action="store_true", help="no rounds, only the recovery run")
     ap.add_argument("--gdb", action="store_true",
                     help="analysers under gdb: a backtrace in their log if one crashes")
+    ap.add_argument("--valgrind", action="store_true",
+                    help="recovery runs' analysers under valgrind (NAME.log.valgrind), each run "
+                         "ending once the stream is drained")
     args = ap.parse_args()
     args.bin = os.path.abspath(args.bin)
     cg = cgroup_root()
@@ -506,6 +512,8 @@ def main():
                 results[mode].append(r)
         if results[1]:
             report(results, total)
+        if args.valgrind:
+            expect_windows = 0  # memcheck is too slow to wait for the windows
         lived = [recovery_run(args, nats, sim, cg, total, expect_windows, n + 1)
                  for n in range(args.recoveries)]
         if lived:
