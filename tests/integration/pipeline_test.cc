@@ -181,7 +181,8 @@ TEST(Pipeline, TimelinesWithoutPpEventsMeasureTheSame) {
   }
 }
 
-TEST(Pipeline, DegradedNicLinkIsNamedByItsGpu) {
+// `tiny` with the NIC link of one GPU 8x slow from 8 to 22 s.
+sim::SimConfig TinyWithDegradedLink() {
   sim::SimConfig config = *sim::MakeScenario("tiny", 14);
   sim::FaultConfig f;
   f.kind = sim::FaultKind::kDegradedLink;
@@ -191,7 +192,11 @@ TEST(Pipeline, DegradedNicLinkIsNamedByItsGpu) {
   f.start_s = 8;
   f.end_s = 22;
   config.faults.push_back(f);
-  auto run = Analyze(config);
+  return config;
+}
+
+TEST(Pipeline, DegradedNicLinkIsNamedByItsGpu) {
+  auto run = Analyze(TinyWithDegradedLink());
   ASSERT_EQ(run->truth.faults.size(), 1u);
   const sim::TruthFault& fault = run->truth.faults[0];
   EXPECT_EQ(fault.kind, "degraded_link");
@@ -215,16 +220,7 @@ TEST(Pipeline, DegradedNicLinkIsNamedByItsGpu) {
 // With threads the network rule starts when the labels are final and runs beside the analysis's
 // later stages (pipeline/network_rule_beside.h): what it finds must be what it finds after them.
 TEST(Pipeline, NetworkRuleBesideTheAnalysisFindsWhatItFindsAfter) {
-  sim::SimConfig config = *sim::MakeScenario("tiny", 14);
-  sim::FaultConfig f;
-  f.kind = sim::FaultKind::kDegradedLink;
-  f.job = 0;
-  f.rank = 8 * 6 + 2;
-  f.factor = 8;
-  f.start_s = 8;
-  f.end_s = 22;
-  config.faults.push_back(f);
-  auto run = Analyze(config);
+  auto run = Analyze(TinyWithDegradedLink());
   diagnosis::DiagnosisOptions o;
   o.threads = 2;
   pipeline::NetworkRuleBeside beside(run->table, run->points, run->ctx, o);
@@ -268,16 +264,7 @@ TEST(Pipeline, NetworkRuleBesideTheAnalysisFindsWhatItFindsAfter) {
 // The bandwidth rule runs its passes over the records on the threads (the record classes beside
 // the endpoints' own paces): the grid and the findings must not depend on how many there are.
 TEST(Pipeline, DiagnosisIsTheSameOnAnyThreadCount) {
-  sim::SimConfig config = *sim::MakeScenario("tiny", 14);
-  sim::FaultConfig f;
-  f.kind = sim::FaultKind::kDegradedLink;
-  f.job = 0;
-  f.rank = 8 * 6 + 2;
-  f.factor = 8;
-  f.start_s = 8;
-  f.end_s = 22;
-  config.faults.push_back(f);
-  auto run = Analyze(config);
+  auto run = Analyze(TinyWithDegradedLink());
   ASSERT_FALSE(run->findings.empty());
   diagnosis::DiagnosisOptions one;
   const diagnosis::RuleContext rc1{run->table, run->points, run->ctx, run->results, one};
