@@ -266,6 +266,12 @@ struct MetricsText {
   void Family(const char* name, const char* type, const char* help) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
   }
+  // A family of one unlabelled sample.
+  template <typename T>
+  void Single(const char* name, const char* type, const char* help, const T& value) {
+    Family(name, type, help);
+    out += fmt::format("{} {}\n", name, value);
+  }
 };
 
 // Records per source: decoded, dropped by reason, lost before analysis; and health in one gauge.
@@ -299,39 +305,40 @@ void RenderRecordMetrics(const ApiContext& ctx, MetricsText& m) {
   for (const auto& [reason, n] : loss.records) {
     m.out += fmt::format("llmprism_records_lost_total{{reason=\"{}\"}} {}\n", reason, n);
   }
-  m.Family("llmprism_health_degraded", "gauge",
+  m.Single("llmprism_health_degraded", "gauge",
            "1 while /api/v1/health says degraded (recent loss, shortened or failed windows, store "
-           "errors), else 0.");
-  m.out += fmt::format("llmprism_health_degraded {}\n",
-                       HealthJson(ctx, WallNs())["status"] == "ok" ? 0 : 1);
+           "errors), else 0.",
+           HealthJson(ctx, WallNs())["status"] == "ok" ? 0 : 1);
 }
 
 // The memory budget and what it cost (windows shortened or not analysed), and the store.
 void RenderMemoryMetrics(const ApiContext& ctx, MetricsText& m) {
   const PipelineCounters& pc = *ctx.pipeline;
-  m.Family("llmprism_memory_limit_bytes", "gauge", "The memory budget (--memory-limit).");
-  m.out += fmt::format("llmprism_memory_limit_bytes {}\n", pc.memory_limit_bytes.load());
-  m.Family("llmprism_buffer_bytes", "gauge",
-           "Bytes of every buffered record segment (window buffer and windows in analysis).");
-  m.out += fmt::format("llmprism_buffer_bytes {}\n", pc.buffer_bytes.load());
-  m.Family("llmprism_windows_shortened_total", "counter",
-           "Windows cut shorter than --window to fit the memory budget.");
-  m.out += fmt::format("llmprism_windows_shortened_total {}\n", pc.windows_shortened.load());
-  m.Family("llmprism_windows_failed_total", "counter",
-           "Windows that could not be analysed (out of memory); the service went on.");
-  m.out += fmt::format("llmprism_windows_failed_total {}\n", pc.windows_failed.load());
+  m.Single("llmprism_memory_limit_bytes", "gauge",
+           "The memory budget (--memory-limit).",
+           pc.memory_limit_bytes.load());
+  m.Single("llmprism_buffer_bytes", "gauge",
+           "Bytes of every buffered record segment (window buffer and windows in analysis).",
+           pc.buffer_bytes.load());
+  m.Single("llmprism_windows_shortened_total", "counter",
+           "Windows cut shorter than --window to fit the memory budget.",
+           pc.windows_shortened.load());
+  m.Single("llmprism_windows_failed_total", "counter",
+           "Windows that could not be analysed (out of memory); the service went on.",
+           pc.windows_failed.load());
   if (ctx.has_store) {
-    m.Family("llmprism_store_ok", "gauge", "1 when the last database write succeeded.");
-    m.out += fmt::format("llmprism_store_ok {}\n", pc.store_ok.load() ? 1 : 0);
+    m.Single("llmprism_store_ok", "gauge",
+             "1 when the last database write succeeded.",
+             pc.store_ok.load() ? 1 : 0);
   }
 }
 
 // The HTTP server's own connections (only when it counts them).
 void RenderHttpMetrics(const HttpCounters& h, MetricsText& m) {
-  m.Family("llmprism_http_connections_open", "gauge",
+  m.Single("llmprism_http_connections_open", "gauge",
            "HTTP connections being served or waiting for a worker (at most "
-           "--http-max-connections).");
-  m.out += fmt::format("llmprism_http_connections_open {}\n", h.open.load());
+           "--http-max-connections).",
+           h.open.load());
   m.Family("llmprism_http_connections_total", "counter",
            "HTTP connections accepted (served) or refused with 503 (over "
            "--http-max-connections).");
@@ -430,47 +437,45 @@ void RenderCaptureMetrics(const ApiContext& ctx, MetricsText& m) {
 // Scale-out roles: a collector's publishing, an analyser's place in the stream and its lag.
 void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
   if (p.stream_role == "collector") {
-    m.Family("llmprism_stream_published_records_total", "counter",
-             "Records a collector published to the stream (acknowledged by it).");
-    m.out += fmt::format("llmprism_stream_published_records_total {}\n",
-                         p.published_records.load());
-    m.Family("llmprism_stream_publish_errors_total", "counter",
-             "Publish attempts the stream did not acknowledge (the batch is kept and retried).");
-    m.out += fmt::format("llmprism_stream_publish_errors_total {}\n", p.publish_errors.load());
-    m.Family("llmprism_stream_held_records", "gauge",
-             "Records a collector holds that the stream has not taken yet.");
-    m.out += fmt::format("llmprism_stream_held_records {}\n", p.publish_held_records.load());
-    m.Family("llmprism_stream_unrouted_records_total", "counter",
-             "Records of endpoints the shard map did not know, sent to the recogniser.");
-    m.out += fmt::format("llmprism_stream_unrouted_records_total {}\n",
-                         p.unrouted_records.load());
-    m.Family("llmprism_shard_map_gpus", "gauge",
-             "GPUs in the shard map a collector routing by job follows (0: not routing).");
-    m.out += fmt::format("llmprism_shard_map_gpus {}\n", p.shard_map_gpus.load());
+    m.Single("llmprism_stream_published_records_total", "counter",
+             "Records a collector published to the stream (acknowledged by it).",
+             p.published_records.load());
+    m.Single("llmprism_stream_publish_errors_total", "counter",
+             "Publish attempts the stream did not acknowledge (the batch is kept and retried).",
+             p.publish_errors.load());
+    m.Single("llmprism_stream_held_records", "gauge",
+             "Records a collector holds that the stream has not taken yet.",
+             p.publish_held_records.load());
+    m.Single("llmprism_stream_unrouted_records_total", "counter",
+             "Records of endpoints the shard map did not know, sent to the recogniser.",
+             p.unrouted_records.load());
+    m.Single("llmprism_shard_map_gpus", "gauge",
+             "GPUs in the shard map a collector routing by job follows (0: not routing).",
+             p.shard_map_gpus.load());
   } else if (p.stream_role == "analyser") {
-    m.Family("llmprism_stream_lag_messages", "gauge",
-             "Record batches in the stream that this analyser has not read yet.");
-    m.out += fmt::format("llmprism_stream_lag_messages {}\n", p.stream_lag_messages());
-    m.Family("llmprism_stream_records_already_analysed_total", "counter",
-             "Records read again after a restart that only committed windows held (not lost).");
-    m.out += fmt::format("llmprism_stream_records_already_analysed_total {}\n",
-                         p.stream_already_analysed.load());
-    m.Family("llmprism_stream_reconnects_total", "counter",
-             "Times the analyser set up its reading of the stream again (server lost).");
-    m.out += fmt::format("llmprism_stream_reconnects_total {}\n", p.stream_reconnects.load());
-    m.Family("llmprism_stream_redelivered_messages_total", "counter",
+    m.Single("llmprism_stream_lag_messages", "gauge",
+             "Record batches in the stream that this analyser has not read yet.",
+             p.stream_lag_messages());
+    m.Single("llmprism_stream_records_already_analysed_total", "counter",
+             "Records read again after a restart that only committed windows held (not lost).",
+             p.stream_already_analysed.load());
+    m.Single("llmprism_stream_reconnects_total", "counter",
+             "Times the analyser set up its reading of the stream again (server lost).",
+             p.stream_reconnects.load());
+    m.Single("llmprism_stream_redelivered_messages_total", "counter",
              "Record batches the stream delivered again (read already, or delivery count > 1): "
-             "read once, not lost.");
-    m.out += fmt::format("llmprism_stream_redelivered_messages_total {}\n",
-                         p.stream_redelivered.load());
+             "read once, not lost.",
+             p.stream_redelivered.load());
   }
 }
 
 void RenderQueueMetrics(const ApiContext& ctx, MetricsText& m) {
-  m.Family("llmprism_queue_records", "gauge", "Records waiting between ingest and windowing.");
-  m.out += fmt::format("llmprism_queue_records {}\n", ctx.queue_size ? ctx.queue_size() : 0);
-  m.Family("llmprism_buffer_records", "gauge", "Records held by the sliding-window buffer.");
-  m.out += fmt::format("llmprism_buffer_records {}\n", ctx.pipeline->buffer_records.load());
+  m.Single("llmprism_queue_records", "gauge",
+           "Records waiting between ingest and windowing.",
+           ctx.queue_size ? ctx.queue_size() : 0);
+  m.Single("llmprism_buffer_records", "gauge",
+           "Records held by the sliding-window buffer.",
+           ctx.pipeline->buffer_records.load());
 }
 
 // Delivery to each --alertmanager: POSTs, alerts delivered, alerts given up.
@@ -507,14 +512,15 @@ void RenderAlertmanagerMetrics(const AlertSender& alerts, MetricsText& m) {
 
 // Analysis windows: how many, skipped, how long the latest took and how far behind it is.
 void RenderWindowMetrics(const Snapshot& snap, const PipelineCounters& p, MetricsText& m) {
-  m.Family("llmprism_windows_analysed_total", "counter", "Analysis windows analysed.");
-  m.out += fmt::format("llmprism_windows_analysed_total {}\n", snap.windows_analysed);
-  m.Family("llmprism_windows_skipped_total", "counter",
-           "Due windows skipped because analysis was still busy with an earlier one.");
-  m.out += fmt::format("llmprism_windows_skipped_total {}\n", p.windows_skipped.load());
-  m.Family("llmprism_window_analysis_seconds", "gauge",
-           "Wall time the latest window's analysis took.");
-  m.out += fmt::format("llmprism_window_analysis_seconds {}\n", snap.analysis_seconds);
+  m.Single("llmprism_windows_analysed_total", "counter",
+           "Analysis windows analysed.",
+           snap.windows_analysed);
+  m.Single("llmprism_windows_skipped_total", "counter",
+           "Due windows skipped because analysis was still busy with an earlier one.",
+           p.windows_skipped.load());
+  m.Single("llmprism_window_analysis_seconds", "gauge",
+           "Wall time the latest window's analysis took.",
+           snap.analysis_seconds);
   m.Family("llmprism_window_lag_seconds", "gauge",
            "Event time of the newest record seen minus the end of the latest analysed window.");
   // 0 once the latest window reaches past the newest record (idle flush, end of a replay).
@@ -523,10 +529,9 @@ void RenderWindowMetrics(const Snapshot& snap, const PipelineCounters& p, Metric
           ? 0
           : std::max(0.0, static_cast<double>(p.max_event_ns.load() - snap.window_end_ns) / 1e9);
   m.out += fmt::format("llmprism_window_lag_seconds {}\n", lag);
-  m.Family("llmprism_window_end_seconds", "gauge",
-           "End of the latest analysed window (Unix seconds).");
-  m.out += fmt::format("llmprism_window_end_seconds {}\n",
-                       static_cast<double>(snap.window_end_ns) / 1e9);
+  m.Single("llmprism_window_end_seconds", "gauge",
+           "End of the latest analysed window (Unix seconds).",
+           static_cast<double>(snap.window_end_ns) / 1e9);
 }
 
 // Jobs by state, and each active job's step time and size.
