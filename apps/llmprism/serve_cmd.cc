@@ -35,6 +35,7 @@
 #include "service/alert_sender.h"
 #include "service/memory_plan.h"
 #include "scaleout/record_stream.h"
+#include "scaleout/shard_lease.h"
 #include "service/service.h"
 
 namespace {
@@ -77,6 +78,8 @@ struct ServeArgs {
   int nats_replicas = 1;
   size_t nats_batch = 4096;
   bool route_by_job = false;
+  int take_shards = 0;     // analyser: shards taken by lease; 0: read --nats-subject
+  double lease_ttl_s = 3;
 };
 
 // 127.0.0.0/8, ::1 and "localhost": the addresses only this machine reaches.
@@ -216,6 +219,9 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
   so.role = args.role == "collector"  ? ServiceRole::kCollector
             : args.role == "analyser" ? ServiceRole::kAnalyser
                                       : ServiceRole::kAll;
+  if (args.take_shards > 0 && so.role != ServiceRole::kAnalyser) {
+    return std::string("--take-shards is for --role analyser");
+  }
   if (so.role == ServiceRole::kAll) {
     if (!args.nats.empty()) return std::string("--nats needs --role collector or analyser");
     if (args.route_by_job) return std::string("--route-by-job is for --role collector");
@@ -258,6 +264,17 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
     }
     if (args.route_by_job) return std::string("--route-by-job is for --role collector");
     so.subject = args.nats_subject.empty() ? prism::scaleout::kRecordSubjects : args.nats_subject;
+    if (args.take_shards > 0) {
+      if (!args.nats_subject.empty()) {
+        return std::string("--take-shards reads the shards it takes (records.shard.N.>): drop "
+                           "--nats-subject");
+      }
+      char host[256] = {};
+      gethostname(host, sizeof(host) - 1);
+      so.take_shards = args.take_shards;
+      so.lease_ttl = std::chrono::milliseconds(std::llround(args.lease_ttl_s * 1e3));
+      so.lease_name = prism::scaleout::LeaseName(fmt::format("{}-{}", host, getpid()));
+    }
   }
   return std::nullopt;
 }
@@ -444,6 +461,17 @@ void AddRoleOptions(CLI::App* cmd, ServeArgs* args) {
                 "map `llmprism recognise` writes (records of unknown endpoints to it), and pair "
                 "summaries on pairs.NAME; an analyser of shard N reads --nats-subject "
                 "'records.shard.N.>'");
+  cmd->add_option("--take-shards", args->take_shards,
+                  "analyser: take shards 0..N-1 (the recogniser's --shards) by lease in place of "
+                  "--nats-subject: at most shards / live analysers (rounded up), each read "
+                  "through its durable consumer, and a shard whose analyser stops renewing its "
+                  "lease taken over after --lease-ttl (docs/scale-out.md)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--lease-ttl", args->lease_ttl_s,
+                  "analyser --take-shards: seconds a shard lease lives unrenewed before another "
+                  "analyser takes the shard over; renewed every TTL/5")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 600.0));
 }
 
 }  // namespace

@@ -93,6 +93,18 @@ class JetStream {
                                                   const std::string& durable,
                                                   std::chrono::milliseconds ack_wait);
   Status DeleteConsumer(const std::string& stream, const std::string& durable);
+  // The durable consumer `durable` of `stream` (created if absent, replaced if present) reading
+  // `subject` from `start_sequence` on, its messages acknowledged explicitly (`ack_wait`), and a
+  // pull subscription bound to it. A shard's consumer (scaleout/shard_leases.h): the shard's
+  // acknowledged position outlives whoever reads it.
+  StatusOr<std::unique_ptr<PullConsumer>> ConsumeFrom(const std::string& stream,
+                                                      const std::string& subject,
+                                                      const std::string& durable,
+                                                      uint64_t start_sequence,
+                                                      std::chrono::milliseconds ack_wait);
+  // The stream sequence every message up to which `durable` has had acknowledged (its ack
+  // floor); 0 when the consumer does not exist or has none acknowledged.
+  StatusOr<uint64_t> AckFloor(const std::string& stream, const std::string& durable);
   // Reads `subject` of `stream` from `start_sequence` on, through an ephemeral consumer the
   // server removes once nobody fetches (the reader keeps its own position: scaleout/
   // stream_checkpoint.h). Messages need no acknowledgement.

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace prism::scaleout {
 
 namespace {
@@ -93,8 +95,15 @@ StatusOr<std::optional<std::string>> KeyValueBucket::Get(const std::string& key)
 }
 
 StatusOr<std::map<std::string, std::string>> KeyValueBucket::ReadAll() {
-  PRISM_ASSIGN_OR_RETURN(std::unique_ptr<KeyValueWatcher> w, Watch());
+  PRISM_ASSIGN_OR_RETURN(auto entries, ReadAllEntries());
   std::map<std::string, std::string> out;
+  for (auto& [key, e] : entries) out[key] = std::move(e.value);
+  return out;
+}
+
+StatusOr<std::map<std::string, KeyValueEntry>> KeyValueBucket::ReadAllEntries() {
+  PRISM_ASSIGN_OR_RETURN(std::unique_ptr<KeyValueWatcher> w, Watch());
+  std::map<std::string, KeyValueEntry> out;
   // Until the initial-state marker: kvWatcher_Next gives a null entry once every value is given.
   while (true) {
     kvEntry* e = nullptr;
@@ -102,10 +111,39 @@ StatusOr<std::map<std::string, std::string>> KeyValueBucket::ReadAll() {
     if (s != NATS_OK) return KvError("reading " + name_, s);
     if (e == nullptr) return out;
     if (kvEntry_Operation(e) == kvOp_Put) {
-      out[kvEntry_Key(e)].assign(static_cast<const char*>(kvEntry_Value(e)), kvEntry_ValueLen(e));
+      KeyValueEntry& entry = out[kvEntry_Key(e)];
+      entry.value.assign(static_cast<const char*>(kvEntry_Value(e)), kvEntry_ValueLen(e));
+      entry.revision = kvEntry_Revision(e);
+    } else {
+      out.erase(kvEntry_Key(e));
     }
     kvEntry_Destroy(e);
   }
+}
+
+StatusOr<uint64_t> KeyValueBucket::Create(const std::string& key, const std::string& value) {
+  uint64_t revision = 0;
+  const natsStatus s =
+      kvStore_Create(&revision, kv_, key.c_str(), value.data(), static_cast<int>(value.size()));
+  if (s != NATS_OK) return KvError(name_ + " create " + key, s);
+  return revision;
+}
+
+StatusOr<uint64_t> KeyValueBucket::Update(const std::string& key, const std::string& value,
+                                          uint64_t last_revision) {
+  uint64_t revision = 0;
+  const natsStatus s = kvStore_Update(&revision, kv_, key.c_str(), value.data(),
+                                      static_cast<int>(value.size()), last_revision);
+  if (s != NATS_OK) {
+    return KvError(fmt::format("{} update {} at revision {}", name_, key, last_revision), s);
+  }
+  return revision;
+}
+
+Status KeyValueBucket::Delete(const std::string& key) {
+  const natsStatus s = kvStore_Delete(kv_, key.c_str());
+  if (s != NATS_OK) return KvError(name_ + " delete " + key, s);
+  return OkStatus();
 }
 
 StatusOr<std::unique_ptr<KeyValueWatcher>> KeyValueBucket::Watch() {

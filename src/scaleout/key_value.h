@@ -1,7 +1,8 @@
 // File: scaleout/key_value.h
 // A JetStream key-value bucket (libnats' kvStore): where the recogniser publishes the GPU -> job
 // -> shard map and collectors follow it (scaleout/shard_map.h, docs/scale-out.md). Only what
-// those two need: open (creating it if absent), put, read everything, and watch for changes.
+// those two need: open (creating it if absent), put, read everything, and watch for changes;
+// and the compare-and-set writes of shard leases (scaleout/shard_lease.h).
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,13 @@ struct __kvStore;
 struct __kvWatcher;
 
 namespace prism::scaleout {
+
+// A key's value with its revision (the bucket stream's sequence of that value): what a
+// compare-and-set update names.
+struct KeyValueEntry {
+  std::string value;
+  uint64_t revision = 0;
+};
 
 struct KeyValueUpdate {
   std::string key;
@@ -58,6 +66,14 @@ class KeyValueBucket {
   StatusOr<std::optional<std::string>> Get(const std::string& key);
   // Every key and its value, as the bucket holds them now.
   StatusOr<std::map<std::string, std::string>> ReadAll();
+  StatusOr<std::map<std::string, KeyValueEntry>> ReadAllEntries();
+  // Compare-and-set: Create fails when the key holds a value; Update fails unless the key's
+  // revision is still `last_revision`. Either returns the new revision; an error when another
+  // writer came first (or the bucket is out of reach: either way the caller does not hold it).
+  StatusOr<uint64_t> Create(const std::string& key, const std::string& value);
+  StatusOr<uint64_t> Update(const std::string& key, const std::string& value,
+                            uint64_t last_revision);
+  Status Delete(const std::string& key);
   StatusOr<std::unique_ptr<KeyValueWatcher>> Watch();
 
  private:

@@ -121,6 +121,12 @@ json IngestJson(const ApiContext& ctx) {
                   {"records_already_analysed", p.stream_already_analysed.load()},
                   {"reconnects", p.stream_reconnects.load()},
                   {"redelivered_messages", p.stream_redelivered.load()}};
+    if (p.stream_leases) {
+      stream["shards_held"] = p.shards_held.load();
+      stream["shard_leases_taken"] = p.shard_leases_taken.load();
+      stream["shard_takeovers"] = p.shard_takeovers.load();
+      stream["shard_leases_lost"] = p.shard_leases_lost.load();
+    }
   }
   return json{{"sources", sources},
               {"stream", stream},
@@ -433,6 +439,21 @@ void RenderCaptureMetrics(const ApiContext& ctx, MetricsText& m) {
   }
 }
 
+// An analyser taking shards by lease (serve --take-shards).
+void RenderShardLeaseMetrics(const PipelineCounters& p, MetricsText& m) {
+  m.Single("llmprism_shards_held", "gauge", "Shards this analyser holds by lease and reads.",
+           p.shards_held.load());
+  m.Single("llmprism_shard_leases_taken_total", "counter",
+           "Shard leases this analyser took (free, never held, or lapsed).",
+           p.shard_leases_taken.load());
+  m.Single("llmprism_shard_takeovers_total", "counter",
+           "Shards taken over from an analyser whose lease lapsed (not renewed within the TTL).",
+           p.shard_takeovers.load());
+  m.Single("llmprism_shard_leases_lost_total", "counter",
+           "Shard leases this analyser lost to another (it did not renew within the TTL).",
+           p.shard_leases_lost.load());
+}
+
 // Records waiting between the stages: the record queue and the window buffer.
 // Scale-out roles: a collector's publishing, an analyser's place in the stream and its lag.
 void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
@@ -466,6 +487,7 @@ void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
              "Record batches the stream delivered again (read already, or delivery count > 1): "
              "read once, not lost.",
              p.stream_redelivered.load());
+    if (p.stream_leases) RenderShardLeaseMetrics(p, m);
   }
 }
 

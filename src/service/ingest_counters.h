@@ -88,11 +88,19 @@ struct PipelineCounters {
   std::atomic<uint64_t> stream_already_analysed{0};  // read again after a restart, not a loss
   std::atomic<uint64_t> stream_reconnects{0};
   std::atomic<uint64_t> stream_redelivered{0};  // messages the stream delivered again
-  // Messages in the stream an analyser has not read (as of its last look at the stream).
+  // Messages in the stream an analyser has not read (as of its last look at the stream); by
+  // lease, those of the shards it holds, as their consumers count them.
   uint64_t stream_lag_messages() const {
+    if (stream_leases) return stream_lease_lag.load();
     const uint64_t next = stream_next_sequence.load(), last = stream_last_sequence.load();
     return last + 1 > next ? last + 1 - next : 0;
   }
+  std::atomic<uint64_t> stream_lease_lag{0};
+  // An analyser taking shards by lease (--take-shards): shards held, leases taken (free or
+  // lapsed), taken over from a holder whose lease lapsed, and lost (taken by another).
+  bool stream_leases = false;
+  std::atomic<uint64_t> shards_held{0}, shard_leases_taken{0}, shard_takeovers{0},
+      shard_leases_lost{0};
 
   // Store: whether the last write succeeded, and what is waiting to be written again.
   std::atomic<bool> store_ok{true};

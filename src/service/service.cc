@@ -35,6 +35,7 @@
 #include "scaleout/record_stream.h"
 #include "scaleout/shard_router.h"
 #include "service/store.h"
+#include "service/shard_lease_source.h"
 #include "service/stream_source.h"
 
 namespace prism::service {
@@ -192,7 +193,7 @@ struct Service::Impl {
   std::unique_ptr<Tracker> tracker;
   std::unique_ptr<AlertSender> alerts;  // with --alertmanager
   std::optional<StreamPosition> resumed_position;  // the database's, for an analyser
-  std::unique_ptr<StreamSource> stream_source;      // --role analyser
+  std::unique_ptr<StreamReader> stream_source;      // --role analyser
   std::unique_ptr<scaleout::JetStream> publish_js;  // --role collector
   std::unique_ptr<scaleout::ShardRouter> router;    // --role collector --route-by-job
   bool map_failing = false;                         // the router's map could not be followed
@@ -353,6 +354,13 @@ struct Service::Impl {
       pipeline.stream_already_analysed = stream_source->records_already_analysed();
       pipeline.stream_reconnects = stream_source->reconnects();
       pipeline.stream_redelivered = stream_source->redelivered();
+      if (auto* leased = dynamic_cast<ShardLeaseSource*>(stream_source.get())) {
+        pipeline.stream_lease_lag = leased->lag_messages();
+        pipeline.shards_held = leased->shards_held();
+        pipeline.shard_leases_taken = leased->leases_taken();
+        pipeline.shard_takeovers = leased->takeovers();
+        pipeline.shard_leases_lost = leased->leases_lost();
+      }
       if (!st) {
         if (!failing) {
           fmt::print(stderr, "llmprism serve: {}: {}; retrying every second\n",
@@ -749,6 +757,8 @@ struct Service::Impl {
       fmt::print(stderr, "llmprism serve: {}; serving on\n", st.error().message);
     }
     SaveToStore(write);
+    // Shards taken by lease carry the committed end to their next holder: only once it is.
+    if (stream_source && !unsaved.pending) stream_source->Committed(end_ns);
     if (alerts) PostAlerts(write, end_ns, static_cast<bool>(st));
     auto snap = tracker->BuildSnapshot();
     fmt::print(stderr,
@@ -922,7 +932,20 @@ Status Service::Impl::OpenStreamRole() {
     o.subject = so.subject;
     o.window_ns = options.buffer.window_ns;
     o.step_ns = options.buffer.step_ns;
-    PRISM_ASSIGN_OR_RETURN(s.stream_source, StreamSource::Open(o, s.resumed_position));
+    if (so.take_shards > 0) {
+      ShardLeaseOptions lo;
+      lo.shards = so.take_shards;
+      lo.ttl = so.lease_ttl;
+      lo.name = so.lease_name;
+      PRISM_ASSIGN_OR_RETURN(s.stream_source, ShardLeaseSource::Open(o, lo, s.resumed_position));
+      s.pipeline.stream_leases = true;
+      fmt::print(stderr, "llmprism serve: analyser {}: taking up to {} shards by lease (TTL "
+                 "{:.1f} s, renewed every {:.1f} s)\n", lo.name, lo.shards,
+                 static_cast<double>(lo.ttl.count()) / 1e3,
+                 static_cast<double>(lo.ttl.count()) / 5e3);
+    } else {
+      PRISM_ASSIGN_OR_RETURN(s.stream_source, StreamSource::Open(o, s.resumed_position));
+    }
     // One shard's analyser places its first window where the whole service's data starts.
     options.buffer.origin_ns = [source = s.stream_source.get()] { return source->origin_ns(); };
     auto c = std::make_unique<SourceCounters>();
@@ -1136,6 +1159,7 @@ void Service::Stop() {
   }
   s.pending_cv.notify_all();
   if (s.analysis_thread.joinable()) s.analysis_thread.join();
+  s.stream_source.reset();  // every window committed: shards taken by lease are freed
   if (s.alerts) s.alerts->Stop();  // one last attempt at what is waiting, bounded by timeouts
   s.store.reset();  // closes the database (WAL checkpoint)
   if (s.http) s.http->server().stop();

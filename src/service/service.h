@@ -24,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -58,6 +59,11 @@ struct StreamRoleOptions {
   // collector: records on their shard's subject by the recogniser's GPU -> job -> shard map
   // (scaleout/shard_router.h) instead of on `subject`; pair summaries on pairs.<NAME>.
   bool route_by_job = false;
+  // analyser: take up to this many shards (records.shard.<n>.>, n < take_shards) by lease
+  // (service/shard_lease_source.h) instead of reading `subject`; 0: read `subject`.
+  int take_shards = 0;
+  std::chrono::milliseconds lease_ttl{3000};  // renewed every lease_ttl / 5
+  std::string lease_name;                     // this analyser in the lease bucket
 };
 
 struct ServiceOptions {

@@ -80,15 +80,15 @@ void StreamSource::LookUpLastSequence(uint64_t delivered_up_to) {
   if (last) last_sequence_ = *last;
 }
 
-void StreamSource::LookUpOrigin() {
-  if (options_.subject == scaleout::kRecordSubjects || origin_ns_.load() != INT64_MAX) return;
-  if (!shard_bucket_) {
-    auto bucket = scaleout::KeyValueBucket::Bind(js_.get(), scaleout::kShardBucket);
-    if (!bucket) return;  // no recogniser yet: asked again with the next records
-    shard_bucket_ = std::move(*bucket);
+std::optional<int64_t> ReadWindowOrigin(scaleout::JetStream* js,
+                                        std::unique_ptr<scaleout::KeyValueBucket>* bucket) {
+  if (!*bucket) {
+    auto bound = scaleout::KeyValueBucket::Bind(js, scaleout::kShardBucket);
+    if (!bound) return std::nullopt;  // no recogniser yet: asked again with the next records
+    *bucket = std::move(*bound);
   }
-  auto value = shard_bucket_->Get(scaleout::kWindowOriginKey);
-  if (!value || !*value) return;
+  auto value = (*bucket)->Get(scaleout::kWindowOriginKey);
+  if (!value || !*value) return std::nullopt;
   int64_t origin = 0;
   auto [end, ec] = std::from_chars((*value)->data(), (*value)->data() + (*value)->size(), origin);
   if (ec != std::errc() || end != (*value)->data() + (*value)->size()) {
@@ -96,7 +96,12 @@ void StreamSource::LookUpOrigin() {
                "shard's records\n", scaleout::kShardBucket, scaleout::kWindowOriginKey, **value);
     origin = INT64_MAX - 1;  // asked once
   }
-  origin_ns_ = origin;
+  return origin;
+}
+
+void StreamSource::LookUpOrigin() {
+  if (options_.subject == scaleout::kRecordSubjects || origin_ns_.load() != INT64_MAX) return;
+  if (auto origin = ReadWindowOrigin(js_.get(), &shard_bucket_)) origin_ns_ = *origin;
 }
 
 Status StreamSource::Poll(int max_messages, std::chrono::milliseconds wait, FlowSink* sink,

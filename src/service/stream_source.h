@@ -22,6 +22,7 @@
 #include "scaleout/key_value.h"
 #include "scaleout/stream_checkpoint.h"
 #include "service/store.h"
+#include "service/stream_reader.h"
 
 namespace prism::service {
 
@@ -32,7 +33,14 @@ struct StreamSourceOptions {
   int64_t window_ns = 0, step_ns = 0;  // the window grid (service/window_buffer.h)
 };
 
-class StreamSource {
+// A reader of one shard: where the service's data starts (scaleout/shard_map.h kWindowOriginKey)
+// as the recogniser wrote it into its bucket (bound into `*bucket` on first use); none before it is
+// written. A value that is no Unix ns is logged once and given as INT64_MAX - 1 (windows then
+// placed by the reader's own records).
+std::optional<int64_t> ReadWindowOrigin(scaleout::JetStream* js,
+                                        std::unique_ptr<scaleout::KeyValueBucket>* bucket);
+
+class StreamSource : public StreamReader {
  public:
   // `resumed`: the position the database holds (none for a new analyser: the stream's start).
   // A position of another stream or subject is refused: it would skip or repeat records.
@@ -44,33 +52,34 @@ class StreamSource {
   // server gone) leaves the position where it was; the next Poll connects again and goes on
   // from the first message not read.
   Status Poll(int max_messages, std::chrono::milliseconds wait, FlowSink* sink, PointTable* points,
-              Stats* stats);
+              Stats* stats) override;
   // Analysis thread: the position to commit with the window ending at `end_ns`.
-  StreamPosition PositionAfter(int64_t end_ns);
+  StreamPosition PositionAfter(int64_t end_ns) override;
 
-  std::string name() const;                  // "stream:LLMPRISM_RECORDS/records.>"
-  bool resumed() const { return committed_end_ns_.has_value(); }
-  int64_t committed_end_ns() const { return committed_end_ns_.value_or(0); }
-  uint64_t next_sequence() const { return next_sequence_.load(); }
-  uint64_t last_sequence() const { return last_sequence_.load(); }  // the stream's, last looked up
+  std::string name() const override;                // "stream:LLMPRISM_RECORDS/records.>"
+  bool resumed() const override { return committed_end_ns_.has_value(); }
+  int64_t committed_end_ns() const override { return committed_end_ns_.value_or(0); }
+  uint64_t next_sequence() const override { return next_sequence_.load(); }
+  // The stream's (or of its subjects, for a shard's reader), as last looked up.
+  uint64_t last_sequence() const override { return last_sequence_.load(); }
   // Records read again after a restart that only committed windows hold (not a loss).
-  uint64_t records_already_analysed() const { return already_analysed_.load(); }
-  uint64_t reconnects() const { return reconnects_.load(); }
+  uint64_t records_already_analysed() const override { return already_analysed_.load(); }
+  uint64_t reconnects() const override { return reconnects_.load(); }
   // Messages the stream delivered again: ones this reader had read already (its consumer's
   // position restored behind its own after a server restart; skipped) or whose delivery count
   // is above 1. Not a loss: how often the stream's hand-off repeated itself.
-  uint64_t redelivered() const { return redelivered_.load(); }
+  uint64_t redelivered() const override { return redelivered_.load(); }
   // A reader of one shard: where the service's data starts (scaleout/shard_map.h
   // kWindowOriginKey), once the recogniser has written it; none before, or for a reader of every
   // subject (whose own records place its windows as one serve's).
-  std::optional<int64_t> origin_ns() const {
+  std::optional<int64_t> origin_ns() const override {
     const int64_t o = origin_ns_.load();
     return o == INT64_MAX ? std::nullopt : std::optional<int64_t>(o);
   }
   // The last fetch worked and nothing the stream held (at the last look) is left to read: only
   // then is a pause in the records a pause in the data (serve's idle flush), not an outage or a
   // backlog.
-  bool caught_up() const {
+  bool caught_up() const override {
     return reachable_.load() && next_sequence_.load() > last_sequence_.load();
   }
 

@@ -1,0 +1,129 @@
+// File: service/shard_lease_source.h
+// `serve --role analyser --take-shards N`: the analyser takes the shards of a sharded stream by
+// lease (scaleout/shard_lease.h) instead of being given a subject, and reads each shard it holds
+// through that shard's durable consumer ("shard-<n>", named by the shard, not the analyser).
+//
+// Reading position. A shard's messages are acknowledged once every window holding their records
+// is committed (scaleout/stream_checkpoint.h) and the shard's lease carries the end of the last
+// committed window; the acknowledgement waits until the bucket has that end. An analyser that
+// takes a shard (free, or lapsed because its holder died) reads it again from the consumer's ack
+// floor (the consumer is set up anew from there: the unacknowledged batches come first, in
+// order) and skips the records that only windows up to the lease's committed end hold. So the
+// windows after that end see every record of the shard once, whoever read it before.
+//
+// A lease thread renews the leases every TTL/5 (a reader held up by a full queue must not let
+// them lapse), takes shards up to the fair share, and hands taken and lost shards to the reader.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "scaleout/jetstream.h"
+#include "scaleout/key_value.h"
+#include "scaleout/shard_leases.h"
+#include "scaleout/stream_checkpoint.h"
+#include "service/stream_reader.h"
+#include "service/stream_source.h"
+
+namespace prism::service {
+
+struct ShardLeaseOptions {
+  int shards = 0;                          // the recogniser's --shards
+  std::chrono::milliseconds ttl{3000};     // renewed every ttl / 5
+  std::string name;                        // this analyser in the bucket (hostname-pid)
+};
+
+class ShardLeaseSource : public StreamReader {
+ public:
+  // `resumed`: the database's position; only its committed end is used (where this analyser's
+  // windows go on), the shards' positions are the consumers' and the leases'.
+  static StatusOr<std::unique_ptr<ShardLeaseSource>> Open(
+      const StreamSourceOptions& options, const ShardLeaseOptions& leases,
+      const std::optional<StreamPosition>& resumed);
+  // Stops renewing, acknowledges what is committed and frees the held shards.
+  ~ShardLeaseSource() override;
+
+  Status Poll(int max_messages, std::chrono::milliseconds wait, FlowSink* sink, PointTable* points,
+              Stats* stats) override;
+  StreamPosition PositionAfter(int64_t end_ns) override;
+  void Committed(int64_t end_ns) override;
+
+  std::string name() const override;
+  bool resumed() const override { return resumed_end_ns_.has_value(); }
+  int64_t committed_end_ns() const override { return resumed_end_ns_.value_or(0); }
+  uint64_t next_sequence() const override { return 0; }
+  uint64_t last_sequence() const override { return 0; }
+  uint64_t lag_messages() const override { return pending_.load(); }
+  uint64_t records_already_analysed() const override { return already_analysed_.load(); }
+  uint64_t reconnects() const override { return 0; }
+  uint64_t redelivered() const override { return redelivered_.load(); }
+  std::optional<int64_t> origin_ns() const override {
+    const int64_t o = origin_ns_.load();
+    return o == INT64_MAX ? std::nullopt : std::optional<int64_t>(o);
+  }
+  bool caught_up() const override {
+    return reachable_.load() && pending_.load() == 0 && !setting_up_.load() &&
+           orphaned_.load() == 0;
+  }
+
+  uint64_t shards_held() const { return shards_held_.load(); }
+  uint64_t leases_taken() const { return leases_taken_.load(); }
+  uint64_t takeovers() const { return takeovers_.load(); }  // taken from a holder that lapsed
+  uint64_t leases_lost() const { return leases_lost_.load(); }
+
+ private:
+  struct Reading {
+    int shard = 0;
+    std::unique_ptr<scaleout::PullConsumer> consumer;
+    std::unique_ptr<scaleout::StreamCheckpoint> checkpoint;
+    int64_t first_needed_start_ns = INT64_MIN;  // records before it: committed by an earlier holder
+    uint64_t next_sequence = 1;
+    int64_t latest_start_ns = INT64_MIN;  // of the records read: how far this shard has come
+    std::map<uint64_t, scaleout::DeliveredMessage> unacknowledged;
+    uint64_t pending = 0;
+  };
+  ShardLeaseSource(const StreamSourceOptions& options, const ShardLeaseOptions& leases,
+                   std::optional<int64_t> resumed_end_ns);
+  void RunLeases();
+  void ApplyLeaseEvents();             // reader thread: set up taken shards, drop lost ones
+  Status SetUp(int shard, int64_t committed_end_ns);
+  void Read(Reading& r, std::vector<scaleout::DeliveredMessage>& messages, FlowSink* sink,
+            PointTable* points, Stats* stats);
+  void Acknowledge(Reading& r, int64_t confirmed_end_ns);
+  void LookUpPending();
+
+  StreamSourceOptions options_;
+  ShardLeaseOptions leases_;
+  std::optional<int64_t> resumed_end_ns_;
+  std::unique_ptr<scaleout::JetStream> js_;        // the reader thread's connection
+  std::unique_ptr<scaleout::JetStream> lease_js_;  // the lease thread's
+  std::unique_ptr<scaleout::ShardLeases> holder_;
+  std::map<int, Reading> readings_;                // reader thread only
+  std::unique_ptr<scaleout::KeyValueBucket> shard_bucket_;  // for the origin
+  std::chrono::steady_clock::time_point last_pending_lookup_{};
+
+  std::mutex mu_;  // the lease thread's hand-over to the reader
+  std::vector<scaleout::ShardLeaseEvent> events_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  std::thread lease_thread_;
+
+  std::atomic<int64_t> committed_end_ns_{0};  // the analysis thread's last commit
+  std::atomic<int64_t> confirmed_end_ns_{0};  // ... written into every held lease
+  std::atomic<uint64_t> pending_{0}, already_analysed_{0}, redelivered_{0}, shards_held_{0},
+      leases_taken_{0}, takeovers_{0}, leases_lost_{0};
+  std::atomic<bool> reachable_{false}, setting_up_{false};
+  std::atomic<int> orphaned_{1};  // shards nobody reads (scaleout/shard_leases.h orphaned())
+  std::atomic<int64_t> origin_ns_{INT64_MAX};
+};
+
+}  // namespace prism::service
