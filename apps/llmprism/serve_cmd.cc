@@ -450,7 +450,8 @@ void AddRoleOptions(CLI::App* cmd, ServeArgs* args) {
                   "collector: the subject it publishes on (default records.HOSTNAME); "
                   "analyser: the subjects it reads (default records.>)");
   cmd->add_option("--nats-replicas", args->nats_replicas,
-                  "collector: copies of the stream when it creates it (3 on a 3-node cluster)")
+                  "collector: copies of the stream when it creates it (3 on a 3-node cluster); "
+                  "analyser --take-shards: copies of the lease bucket")
       ->capture_default_str()
       ->check(CLI::Range(1, 5));
   cmd->add_option("--nats-batch", args->nats_batch, "collector: records per published batch")

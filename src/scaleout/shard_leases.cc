@@ -5,15 +5,14 @@
 namespace prism::scaleout {
 
 ShardLeases::ShardLeases(JetStream* js, std::string name, int shards,
-                         std::chrono::milliseconds ttl)
-    : js_(js), name_(std::move(name)), shards_(shards), clock_(ttl) {}
+                         std::chrono::milliseconds ttl, int replicas)
+    : js_(js), name_(std::move(name)), shards_(shards), replicas_(replicas), clock_(ttl) {}
 
 StatusOr<std::vector<ShardLeaseEvent>> ShardLeases::Tick(int64_t committed_end_ns,
                                                          Clock::time_point now, bool take) {
   if (!bucket_) {
-    // Memory storage would lose the committed ends with a server restart: file, one copy per
-    // key (the bucket is tiny).
-    PRISM_ASSIGN_OR_RETURN(bucket_, KeyValueBucket::Open(js_, kLeaseBucket, 1));
+    // File storage (KeyValueBucket::Open): the committed ends outlive a server restart.
+    PRISM_ASSIGN_OR_RETURN(bucket_, KeyValueBucket::Open(js_, kLeaseBucket, replicas_));
   }
   PRISM_ASSIGN_OR_RETURN(auto entries, bucket_->ReadAllEntries());
   for (const auto& [key, e] : entries) clock_.Observe(key, e.revision, now);

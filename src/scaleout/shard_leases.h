@@ -35,7 +35,9 @@ class ShardLeases {
  public:
   using Clock = std::chrono::steady_clock;
   // `js` must outlive this. `name`: this analyser (LeaseName), unique among the live ones.
-  ShardLeases(JetStream* js, std::string name, int shards, std::chrono::milliseconds ttl);
+  // `replicas`: copies of the bucket if this creates it (3 on a 3-node cluster).
+  ShardLeases(JetStream* js, std::string name, int shards, std::chrono::milliseconds ttl,
+              int replicas);
 
   // Reads the bucket, renews this analyser's member key and held shards (with `committed_end_ns`,
   // the end of the last window this analyser committed), notes lost ones, then takes shards up to
@@ -67,7 +69,7 @@ class ShardLeases {
 
   JetStream* js_;
   std::string name_;
-  int shards_;
+  int shards_, replicas_;
   LeaseClock clock_;
   std::unique_ptr<KeyValueBucket> bucket_;
   struct Held {

@@ -211,5 +211,23 @@ TEST(RenderMetrics, StreamRoles) {
   EXPECT_EQ(m.find("llmprism_stream_lag_messages"), std::string::npos);
 }
 
+TEST(RenderMetrics, ShardLeases) {
+  MetricsFixture f;
+  f.pipeline.stream_role = "analyser";
+  std::string m = RenderMetrics(f.ctx);
+  EXPECT_EQ(m.find("llmprism_shards_held"), std::string::npos);  // given a subject: no leases
+  f.pipeline.stream_leases = true;
+  f.pipeline.stream_lease_lag = 7;  // the held shards' consumers', not the sequences'
+  f.pipeline.shards_held = 2;
+  f.pipeline.shard_leases_taken = 3;
+  f.pipeline.shard_takeovers = 1;
+  m = RenderMetrics(f.ctx);
+  EXPECT_TRUE(HasLine(m, "llmprism_stream_lag_messages 7"));
+  EXPECT_TRUE(HasLine(m, "llmprism_shards_held 2"));
+  EXPECT_TRUE(HasLine(m, "llmprism_shard_leases_taken_total 3"));
+  EXPECT_TRUE(HasLine(m, "llmprism_shard_takeovers_total 1"));
+  EXPECT_TRUE(HasLine(m, "llmprism_shard_leases_lost_total 0"));
+}
+
 }  // namespace
 }  // namespace prism::service

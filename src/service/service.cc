@@ -937,6 +937,7 @@ Status Service::Impl::OpenStreamRole() {
       lo.shards = so.take_shards;
       lo.ttl = so.lease_ttl;
       lo.name = so.lease_name;
+      lo.replicas = so.replicas;
       PRISM_ASSIGN_OR_RETURN(s.stream_source, ShardLeaseSource::Open(o, lo, s.resumed_position));
       s.pipeline.stream_leases = true;
       fmt::print(stderr, "llmprism serve: analyser {}: taking up to {} shards by lease (TTL "

@@ -37,8 +37,8 @@ StatusOr<std::unique_ptr<ShardLeaseSource>> ShardLeaseSource::Open(
                          scaleout::JetStream::Connect(options.url, std::chrono::seconds(5)));
   PRISM_ASSIGN_OR_RETURN(source->lease_js_,
                          scaleout::JetStream::Connect(options.url, std::chrono::seconds(5)));
-  source->holder_ = std::make_unique<scaleout::ShardLeases>(source->lease_js_.get(), leases.name,
-                                                            leases.shards, leases.ttl);
+  source->holder_ = std::make_unique<scaleout::ShardLeases>(
+      source->lease_js_.get(), leases.name, leases.shards, leases.ttl, leases.replicas);
   source->lease_thread_ = std::thread([s = source.get()] { s->RunLeases(); });
   return source;
 }
@@ -114,13 +114,14 @@ void ShardLeaseSource::RunLeases() {
   }
 }
 
-void ShardLeaseSource::ApplyLeaseEvents() {
+Status ShardLeaseSource::ApplyLeaseEvents() {
   std::vector<scaleout::ShardLeaseEvent> events;
   {
     std::lock_guard<std::mutex> lock(mu_);
     events.swap(events_);
   }
-  for (const scaleout::ShardLeaseEvent& e : events) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    const scaleout::ShardLeaseEvent& e = events[i];
     if (e.kind == scaleout::ShardLeaseEvent::Kind::kLost) {
       ++leases_lost_;
       readings_.erase(e.shard);
@@ -129,38 +130,40 @@ void ShardLeaseSource::ApplyLeaseEvents() {
                  e.shard, e.other.empty() ? std::string("another analyser") : e.other);
       continue;
     }
+    if (Status st = SetUp(e.shard, e.committed_end_ns); !st) {
+      // The lease is ours: the shard is set up at the next poll (the caller retries each second).
+      std::lock_guard<std::mutex> lock(mu_);
+      events_.insert(events_.begin(), events.begin() + static_cast<ptrdiff_t>(i), events.end());
+      return MakeError(ErrorCode::kInternal, "setting up shard {}: {}", e.shard,
+                       st.error().message);
+    }
     ++leases_taken_;
     if (!e.other.empty()) ++takeovers_;
-    // Set up again and again until it works: the lease is ours, the shard must be read.
-    while (true) {
-      Status st = SetUp(e.shard, e.committed_end_ns);
-      if (st) break;
-      fmt::print(stderr, "llmprism serve: shard {}: {}; trying again\n", e.shard,
-                 st.error().message);
-      std::unique_lock<std::mutex> lock(mu_);
-      if (stop_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stop_; })) return;
-    }
-    const Reading& r = readings_.at(e.shard);
-    const int64_t own_end = committed_end_ns_.load();
-    if (e.committed_end_ns > 0 && own_end > e.committed_end_ns) {
-      // Our windows up to own_end are committed without this shard's records: those of its
-      // records that only they hold arrive late here (counted as lost, late).
-      fmt::print(stderr, "llmprism serve: shard {} is committed to {:.0f} s, this analyser to "
-                 "{:.0f} s: its records of the windows between are late here\n", e.shard,
-                 Seconds(e.committed_end_ns), Seconds(own_end));
-    }
-    if (e.other.empty()) {
-      fmt::print(stderr, "llmprism serve: took shard {} (free; committed to {:.0f} s): reading "
-                 "from sequence {}\n", e.shard, Seconds(e.committed_end_ns), r.next_sequence);
-    } else {
-      fmt::print(stderr, "llmprism serve: took shard {} from {} (its lease unrenewed for "
-                 "{:.1f} s; committed to {:.0f} s): reading from sequence {}\n", e.shard,
-                 e.other, static_cast<double>(e.unchanged.count()) / 1e3,
-                 Seconds(e.committed_end_ns), r.next_sequence);
-    }
+    LogTaken(e, readings_.at(e.shard).next_sequence);
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (events_.empty()) setting_up_ = false;
+  return OkStatus();
+}
+
+void ShardLeaseSource::LogTaken(const scaleout::ShardLeaseEvent& e, uint64_t from_sequence) {
+  const int64_t own_end = committed_end_ns_.load();
+  if (e.committed_end_ns > 0 && own_end > e.committed_end_ns) {
+    // Our windows up to own_end are committed without this shard's records: those of its
+    // records that only they hold arrive late here (counted as lost, late).
+    fmt::print(stderr, "llmprism serve: shard {} is committed to {:.0f} s, this analyser to "
+               "{:.0f} s: its records of the windows between are late here\n", e.shard,
+               Seconds(e.committed_end_ns), Seconds(own_end));
+  }
+  if (e.other.empty()) {
+    fmt::print(stderr, "llmprism serve: took shard {} (free; committed to {:.0f} s): reading "
+               "from sequence {}\n", e.shard, Seconds(e.committed_end_ns), from_sequence);
+  } else {
+    fmt::print(stderr, "llmprism serve: took shard {} from {} (its lease unrenewed for "
+               "{:.1f} s; committed to {:.0f} s): reading from sequence {}\n", e.shard, e.other,
+               static_cast<double>(e.unchanged.count()) / 1e3, Seconds(e.committed_end_ns),
+               from_sequence);
+  }
 }
 
 Status ShardLeaseSource::SetUp(int shard, int64_t committed_end_ns) {
@@ -187,7 +190,7 @@ Status ShardLeaseSource::SetUp(int shard, int64_t committed_end_ns) {
 
 Status ShardLeaseSource::Poll(int max_messages, std::chrono::milliseconds wait, FlowSink* sink,
                               PointTable* points, Stats* stats) {
-  ApplyLeaseEvents();
+  PRISM_RETURN_IF_ERROR(ApplyLeaseEvents());
   if (readings_.empty()) {
     reachable_ = true;
     pending_ = 0;
@@ -248,7 +251,9 @@ void ShardLeaseSource::Read(Reading& r, std::vector<scaleout::DeliveredMessage>&
     }
     stats->Add(Stat::record_batches);
     int64_t latest_start = INT64_MIN;
-    for (const FlowRecord& rec : batch->records) latest_start = std::max(latest_start, rec.start_ns);
+    for (const FlowRecord& rec : batch->records) {
+      latest_start = std::max(latest_start, rec.start_ns);
+    }
     r.checkpoint->Read(seq, !batch->records.empty(), latest_start);
     r.latest_start_ns = std::max(r.latest_start_ns, latest_start);
     uint64_t skipped = 0;

@@ -40,6 +40,7 @@ struct ShardLeaseOptions {
   int shards = 0;                          // the recogniser's --shards
   std::chrono::milliseconds ttl{3000};     // renewed every ttl / 5
   std::string name;                        // this analyser in the bucket (hostname-pid)
+  int replicas = 1;                        // copies of the lease bucket when it is created
 };
 
 class ShardLeaseSource : public StreamReader {
@@ -94,7 +95,10 @@ class ShardLeaseSource : public StreamReader {
   ShardLeaseSource(const StreamSourceOptions& options, const ShardLeaseOptions& leases,
                    std::optional<int64_t> resumed_end_ns);
   void RunLeases();
-  void ApplyLeaseEvents();             // reader thread: set up taken shards, drop lost ones
+  // Reader thread: sets up the shards taken, drops the lost ones; an error when a shard could
+  // not be set up (tried again at the next poll).
+  Status ApplyLeaseEvents();
+  void LogTaken(const scaleout::ShardLeaseEvent& e, uint64_t from_sequence);
   Status SetUp(int shard, int64_t committed_end_ns);
   void Read(Reading& r, std::vector<scaleout::DeliveredMessage>& messages, FlowSink* sink,
             PointTable* points, Stats* stats);

@@ -66,7 +66,10 @@ done
 metric() {  # metric ANALYSER NAME: its value in /metrics (empty when unreachable)
   curl -sf "http://127.0.0.1:${port[$1]}/metrics" 2>/dev/null | awk -v n="$2" '$1 == n {print $2}'
 }
-ingest() { curl -sf "http://127.0.0.1:$col_port/api/v1/ingest" | $py -c "import json,sys; print(json.load(sys.stdin)['stream']$1)"; }
+ingest() {
+  curl -sf "http://127.0.0.1:$col_port/api/v1/ingest" |
+    $py -c "import json,sys; print(json.load(sys.stdin)['stream']$1)"
+}
 
 # The two analysers split the two shards.
 for _ in $(seq 100); do
