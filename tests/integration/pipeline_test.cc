@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "analysis/analyze.h"
 #include "diagnosis/diagnose.h"
@@ -259,6 +260,57 @@ TEST(Pipeline, NetworkRuleBesideTheAnalysisFindsWhatItFindsAfter) {
     EXPECT_EQ(findings[i].summary, run->findings[i].summary);
     EXPECT_EQ(findings[i].cause, run->findings[i].cause);
   }
+}
+
+// Each cell's load, jobs and record count are those of the judged records that crossed its element
+// in its bin, summed in record order: worked out here record by record from the records' routes
+// (RouteElements, as the grid names them) and compared exactly with the grid, which counts them
+// only when a bin closes, from the bin's rows grouped by cell.
+TEST(Pipeline, CellsHoldTheLoadAndJobsOfTheirRecords) {
+  auto run = Analyze(TinyWithDegradedLink());
+  diagnosis::DiagnosisOptions o;
+  const diagnosis::RuleContext rc{run->table, run->points, run->ctx, run->results, o};
+  const auto classes = diagnosis::RecordClasses::Measure(rc);
+  const diagnosis::CellGrid grid = diagnosis::BuildCellGrid(rc, classes);
+  struct Expected {
+    double bytes = 0;
+    uint32_t flows = 0;
+    std::vector<diagnosis::JobCount> jobs;
+  };
+  std::map<std::tuple<size_t, int64_t, int>, Expected> expected;
+  const auto& f = run->table;
+  for (size_t r = 0; r < f.size(); ++r) {
+    const int c = classes.ClassOf(r);
+    if (c < 0) continue;
+    const int64_t bin = (f.start_ns()[r] - grid.t0) / grid.bin_ns;
+    std::vector<long> crossed;
+    const EndpointId src = f.src()[r], dst = f.dst()[r];
+    for (const auto& el : diagnosis::RouteElements(rc, f.point()[r], run->ctx.leaf[src],
+                                                   run->ctx.leaf[dst]))
+      crossed.push_back(grid.IndexOf(el.name));
+    crossed.push_back(grid.AccessLinkOf(src));
+    crossed.push_back(grid.AccessLinkOf(dst));
+    for (long e : crossed) {
+      ASSERT_GE(e, 0);
+      Expected& x = expected[{size_t(e), bin, c % 2}];
+      x.bytes += double(f.EstimatedBytes(r));
+      ++x.flows;
+      auto it = std::find_if(x.jobs.begin(), x.jobs.end(),
+                             [&](const diagnosis::JobCount& jc) { return jc.job == c / 2; });
+      if (it == x.jobs.end()) x.jobs.push_back({c / 2, 1});
+      else ++it->records;
+    }
+  }
+  ASSERT_EQ(expected.size(), grid.cells.size());
+  for (const auto& [key, x] : expected) {
+    const auto& [e, bin, kind] = key;
+    const diagnosis::Cell* cell = grid.Find(e, bin, kind);
+    ASSERT_NE(cell, nullptr);
+    EXPECT_EQ(cell->bytes, x.bytes);
+    EXPECT_EQ(cell->flows, x.flows);
+    EXPECT_EQ(grid.JobsOf(*cell), x.jobs);
+  }
+  EXPECT_GT(grid.cells.size(), 100u);
 }
 
 // The bandwidth rule runs its passes over the records on the threads (the record classes beside
