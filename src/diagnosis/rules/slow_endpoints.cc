@@ -55,7 +55,11 @@ PairPaces MeasurePairPaces(const RuleContext& rc, int64_t t0, int64_t bin_ns, in
   const auto start = f.start_ns(), end = f.end_ns();
   PairPaces out;
   out.bins = size_t(bins);
-  std::vector<PairBin> acc;
+  // Summed bin by bin ([bin][pair], each bin's list grown to the pairs seen so far when it is
+  // used): rows come in start order, so the sums being added to are one bin's, not every bin's
+  // of every pair. At 100,000 GPUs (384,000 directed pairs, 13 bins) that is 9 of 120 MB, where
+  // [pair * bins + bin] missed the cache on nearly every record.
+  std::vector<std::vector<PairBin>> acc(out.bins);
   for (size_t r = 0; r < f.size(); ++r) {
     if (!Paced(rc, r)) continue;
     const int64_t bin = (start[r] - t0) / bin_ns;
@@ -64,20 +68,22 @@ PairPaces MeasurePairPaces(const RuleContext& rc, int64_t t0, int64_t bin_ns, in
     if (p == out.src.size()) {
       out.src.push_back(src[r]);
       out.dst.push_back(dst[r]);
-      acc.resize(acc.size() + out.bins);
     }
-    PairBin& b = acc[size_t(p) * out.bins + size_t(bin)];
+    std::vector<PairBin>& in_bin = acc[size_t(bin)];
+    if (p >= in_bin.size()) in_bin.resize(out.src.size());
+    PairBin& b = in_bin[p];
     b.bytes += double(f.EstimatedBytes(r));  // a sampled record's pace is that of its N
     b.duration_ns += end[r] - start[r];
     ++b.records;
   }
-  out.pace.assign(acc.size(), 0);
+  out.pace.assign(out.src.size() * out.bins, 0);
   out.usual.assign(out.src.size(), 0);
   std::vector<double> judged;
   for (size_t p = 0; p < out.src.size(); ++p) {
     judged.clear();
     for (size_t bin = 0; bin < out.bins; ++bin) {
-      const PairBin& b = acc[p * out.bins + bin];
+      if (p >= acc[bin].size()) continue;  // no record of the pair in the bin
+      const PairBin& b = acc[bin][p];
       if (b.records < kMinRecordsPerPairBin) continue;
       out.pace[p * out.bins + bin] = b.bytes / double(b.duration_ns);
       judged.push_back(out.pace[p * out.bins + bin]);

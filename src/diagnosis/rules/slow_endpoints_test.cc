@@ -32,10 +32,11 @@ struct FourGpuJob {
   // exporter), the columns released after transfer building as the pipeline does.
   FourGpuJob(const std::set<std::pair<int, int>>& slow, double slow_factor, int flowlets = 1,
              bool packets = false, const std::set<std::pair<int, int>>& sampled = {},
-             uint32_t rate = 1) {
+             uint32_t rate = 1, bool bins_backwards = false) {
     const std::pair<int, int> directions[] = {{1, 2}, {2, 1}, {3, 4}, {4, 3},
                                               {1, 3}, {3, 1}, {2, 4}, {4, 2}};
-    for (int64_t bin = 0; bin < kBins; ++bin) {
+    for (int64_t i_bin = 0; i_bin < kBins; ++i_bin) {
+      const int64_t bin = bins_backwards ? kBins - 1 - i_bin : i_bin;
       for (int k = 0; k < 5; ++k) {
         for (auto [a, b] : directions) {
           const bool is_slow = bin >= 3 && bin <= 5 && slow.count({a, b}) > 0;
@@ -84,6 +85,15 @@ struct FourGpuJob {
 };
 
 const std::set<std::pair<int, int64_t>> kGpu2Slow = {{2, 3}, {2, 4}, {2, 5}};
+
+TEST(SlowEndpoints, RowsOutOfStartOrderGiveTheSameAnswer) {
+  // The pairs' sums are kept bin by bin, each bin's grown to the pairs seen so far when a record
+  // of it comes: rows from the last bin back to the first (every pair first seen in the last
+  // bin, each earlier bin's sums grown after) must give the answer rows in start order give.
+  EXPECT_EQ(FourGpuJob({{2, 1}, {2, 4}}, 0.2, 1, false, {}, 1, /*bins_backwards=*/true).Run(),
+            kGpu2Slow);
+  EXPECT_TRUE(FourGpuJob({{1, 2}, {2, 1}}, 0.2, 1, false, {}, 1, true).Run().empty());
+}
 
 TEST(SlowEndpoints, NamesTheGpuWhoseSendsAllSlowed) {
   // A link limiting what GPU 2 sends: its DP and its PP sends crawl, everything else runs.
