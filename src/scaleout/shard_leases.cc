@@ -72,7 +72,10 @@ int ShardLeases::CountOrphaned(const std::map<std::string, KeyValueEntry>& entri
     const std::string key = ShardLeaseKey(n);
     auto it = entries.find(key);
     auto lease = it == entries.end() ? std::nullopt : DecodeShardLease(it->second.value);
-    if (!lease || lease->free() || clock_.Unchanged(key, now) > clock_.ttl() / 2) ++orphaned;
+    // One renewal missed (renewals come every TTL/5): 1.5 periods, 0.3 TTL.
+    if (!lease || lease->free() || clock_.Unchanged(key, now) > clock_.ttl() * 3 / 10) {
+      ++orphaned;
+    }
   }
   return orphaned;
 }

@@ -53,8 +53,8 @@ class ShardLeases {
 
   const std::set<int>& held() const { return held_set_; }
   int live_analysers() const { return live_; }
-  // Shards nobody reads now, as of the last tick: never held, free, or whose holder missed its
-  // renewals for half the TTL (it may be gone). Their records are not quiet, only unread: an
+  // Shards nobody reads now, as of the last tick: never held, free, or whose holder missed a
+  // renewal (unchanged for 0.3 TTL: it may be gone). Their records are not quiet, only unread: an
   // analyser does not take a pause in its own records for the end of the data meanwhile.
   int orphaned() const { return orphaned_; }
   const std::string& name() const { return name_; }

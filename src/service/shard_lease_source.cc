@@ -83,8 +83,9 @@ std::string ShardLeaseSource::name() const {
 
 void ShardLeaseSource::RunLeases() {
   const auto period = leases_.ttl / 5;
-  // Analysers started together see each other's member keys before they take shards.
-  const auto take_from = std::chrono::steady_clock::now() + 2 * period;
+  // Analysers started together see each other's member keys before they take shards: one TTL,
+  // long enough for a member key written in a slower start to show up.
+  const auto take_from = std::chrono::steady_clock::now() + leases_.ttl;
   bool failing = false;
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {

@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")/../service" && pwd)
 . "$(dirname "$0")/nats_server.sh"
 . "$(dirname "$0")/roles_harness.sh"
 trap 'nats_stop; cleanup' EXIT
-window=10 step=5 reorder=5 idle=6 ttl=3
+window=10 step=5 reorder=5 idle=12 ttl=3
 
 "$bin" simulate --scenario shards --seed 1 --out "$work/sim" >/dev/null
 $py "$(dirname "$0")/split_records.py" "$work/sim/flows.csv" "$work" 22 1
@@ -58,10 +58,16 @@ start_serve "$work/collector.log" --role collector --nats "$NATS_URL" --nats-sub
   --window $window --step $step
 col_port=$SERVE_HTTP
 declare -A port pid
+# Started together, as an operator's deployment would: each waits a TTL before taking shards, so
+# that both see each other and take one each.
 for a in A B; do
-  start_serve "$work/$a.log" --role analyser --nats "$NATS_URL" --db "$work/$a.sqlite" \
-    --take-shards 2 --lease-ttl $ttl "${common[@]}"
-  port[$a]=$SERVE_HTTP pid[$a]=${pids[-1]}
+  "$bin" serve --role analyser --nats "$NATS_URL" --db "$work/$a.sqlite" --take-shards 2 \
+    --lease-ttl $ttl "${common[@]}" --ready-file "$work/ready-$a.json" 2>"$work/$a.log" &
+  pids+=($!) pid[$a]=$!
+done
+for a in A B; do
+  wait_serve_ready "$work/ready-$a.json" "$work/$a.log"
+  port[$a]=$SERVE_HTTP
 done
 metric() {  # metric ANALYSER NAME: its value in /metrics (empty when unreachable)
   curl -sf "http://127.0.0.1:${port[$1]}/metrics" 2>/dev/null | awk -v n="$2" '$1 == n {print $2}'
@@ -82,6 +88,8 @@ grep -h "took shard" "$work/A.log" "$work/B.log"
 if grep -q "took shard 1" "$work/A.log"; then victim=A survivor=B; else victim=B survivor=A; fi
 
 # Part 1: forwarded by the recogniser; both analysers read it and commit their first windows.
+# The kill comes well within the idle flush (12 s): an analyser whose own records paused that long
+# would analyse its open windows before it saw the other die.
 drop "$work/col-watch" "$work/p1-c1.csv"
 windows() { health "${port[$1]}" '["windows_analysed"]' 2>/dev/null || echo 0; }
 for _ in $(seq 300); do
@@ -120,8 +128,20 @@ for _ in $(seq 300); do
   [ "$(ingest "['published_records']")" -ge "$total" ] && break
   sleep 0.1
 done
-settle "${port[$survivor]}" & s1=$!
-settle $ref_port & s2=$!
+# Until no window came for idle + 2 s (by the clock: the harness's settle counts its polls).
+settled() {
+  local last=-1 since=$SECONDS n
+  for _ in $(seq 600); do
+    n=$(health "$1" '["windows_analysed"]' 2>/dev/null || echo -1)
+    [ "$n" != "$last" ] && last=$n since=$SECONDS
+    [ $((SECONDS - since)) -ge $((idle + 2)) ] && [ "$(health "$1" '["analysing"]')" = None ] &&
+      return 0
+    sleep 0.2
+  done
+  echo "FAIL windows did not settle on port $1"; return 1
+}
+settled "${port[$survivor]}" & s1=$!
+settled $ref_port & s2=$!
 wait $s1 $s2
 lag=$(metric $survivor llmprism_stream_lag_messages)
 check "$([ "$lag" = 0 ] && echo ok || echo fail)" "$survivor read both shards to lag 0 ($lag)"
