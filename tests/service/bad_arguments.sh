@@ -50,6 +50,12 @@ expect_usage_error "--token is empty" serve "${udp[@]}" --token ""
 LLMPRISM_TOKEN="" expect_usage_error "LLMPRISM_TOKEN is set but empty" serve "${udp[@]}"
 : >"$work/empty-token"
 expect_usage_error "token-file.*empty" serve "${udp[@]}" --token-file "$work/empty-token"
+nats=(--role analyser --nats nats://127.0.0.1:9 --db "$work/a.sqlite")
+expect_usage_error "--take-shards is for --role analyser" serve "${udp[@]}" --take-shards 2
+expect_usage_error "--take-shards.*drop --nats-subject" serve "${nats[@]}" --take-shards 2 \
+  --nats-subject 'records.shard.0.>'
+expect_usage_error "--take-shards" serve "${nats[@]}" --take-shards 0
+expect_usage_error "--lease-ttl" serve "${nats[@]}" --take-shards 2 --lease-ttl 0.1
 
 # replay
 expect_usage_error "--to 127.0.0.1:abc.*port" replay "$work/one.csv" --to 127.0.0.1:abc
