@@ -50,13 +50,15 @@ struct DpTransfer {
 //  - steps cut in pieces (at the optimizer gap, or at waits for backward between buckets) show
 //    as step gaps of two classes, the long ones recurring once per period: the short ones are
 //    joined (MergeAlternatingSteps);
-//  - a step's activity whose bytes split in two equal halves (within `phase_balance`) at a burst
-//    boundary (an idle gap BOCD cut) has two phases; when most activities do, each activity is
-//    cut back to its first phase, the gradient collective, so that its end is the step boundary
-//    as with an all-reduce (the all-gather's length varies with contention and overlaps compute).
-//    Activities at the window's edges without the split are partial and dropped.
-// A single all-reduce (its buckets back to back, or of unequal sizes) never shows a balanced
-// split at an idle gap, so its activities are unchanged. docs/stats.md, "Two-phase DP".
+//  - a step's activity whose bytes split in two equal halves (within `phase_balance`) at the
+//    optimizer (the whole group idle for at least `min_phase_gap_share` of a step, an idle time
+//    no other one of the activity matches) has two phases; when most activities do, each
+//    activity is cut back to its first phase, the gradient collective, so that its end is the
+//    step boundary as with an all-reduce (the all-gather's length varies with contention and
+//    overlaps compute). Activities at the window's edges without the split are partial and
+//    dropped.
+// An all-reduce (a ring idling for milliseconds between its halves on a loaded host; DDP's
+// buckets, equal waits for the backward between them) is not cut: docs/stats.md, "Two-phase DP".
 // Before that, a collective cut in pieces is joined (JoinCollectiveFragments).
 // The first step: step k runs from the end of activity k-1 to the end of activity k, and the
 // first activity's end bounds the first step only if that activity ends where a step's DP phase

@@ -125,6 +125,75 @@ TEST(DpActivities, AllReduceUnchanged) {
   }
 }
 
+// A ring all-reduce on a loaded host (the real-traffic corpus's `dp8`, 1.85-s steps): 14 chunks
+// of 64 KB-records, each chunk 2-7 ms after the previous (the rank woken late), and between the
+// reduce-scatter half and the all-gather half an idle time of 0.2-13 ms. Its bytes split in equal
+// halves at an idle gap the burst detector cuts, but that gap is no optimizer: the step ends where
+// the all-gather ends.
+DpSeries LoadedRingAllReduce(int steps, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> chunk_gap(2, 7), half_gap(0.2, 13), compute(1750, 1790);
+  DpSeries s;
+  int64_t t = 100 * kMs;
+  for (int k = 0; k < steps; ++k) {
+    t += int64_t(compute(rng) * kMs);
+    for (int chunk = 0; chunk < 14; ++chunk) {
+      if (chunk == 7) t += int64_t(half_gap(rng) * kMs);
+      for (int rec = 0; rec < 8; ++rec) {
+        s.transfers.push_back({t, t + 300'000, 1 << 20});
+        t += 310'000;
+      }
+      if (chunk != 6 && chunk != 13) t += int64_t(chunk_gap(rng) * kMs);
+    }
+    s.grad_end.push_back(t - 10'000);
+  }
+  return s;
+}
+
+TEST(DpActivities, RingAllReduceIdlingBetweenItsHalvesIsOnePhase) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    DpSeries s = LoadedRingAllReduce(30, seed);
+    const int64_t window_end = s.transfers.back().end_ns + 500 * kMs;
+    EXPECT_GE(ExpectEndsOnGradients(
+                  s, DpActivities(s.transfers, window_end, 0.25, DpGroupSegmenterOptions())),
+              29u)
+        << seed;
+  }
+}
+
+// DDP (the corpus's `ddp`): four equal gradient buckets all-reduced as the backward produces them,
+// each 260-300 ms after the previous, in ~1.9-s steps. The bytes split in equal halves at a wait
+// for the backward as long as the others: a wait inside one phase, not an optimizer between two.
+DpSeries DdpBuckets(int steps, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> wait(260, 300), compute(900, 940);
+  DpSeries s;
+  int64_t t = 100 * kMs;
+  for (int k = 0; k < steps; ++k) {
+    t += int64_t(compute(rng) * kMs);
+    for (int bucket = 0; bucket < 4; ++bucket) {
+      if (bucket > 0) t += int64_t(wait(rng) * kMs);
+      for (int rec = 0; rec < 16; ++rec) {
+        s.transfers.push_back({t, t + 1'000'000, 1 << 20});
+        t += 1'100'000;
+      }
+    }
+    s.grad_end.push_back(t - 100'000);
+  }
+  return s;
+}
+
+TEST(DpActivities, DdpBucketsWaitingForTheBackwardAreOnePhase) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    DpSeries s = DdpBuckets(30, seed);
+    const int64_t window_end = s.transfers.back().end_ns + 500 * kMs;
+    EXPECT_GE(ExpectEndsOnGradients(
+                  s, DpActivities(s.transfers, window_end, 0.25, DpGroupSegmenterOptions())),
+              29u)
+        << seed;
+  }
+}
+
 Activity At(int64_t start_ms, int64_t end_ms) { return {0, 0, start_ms * kMs, end_ms * kMs}; }
 
 TEST(MergeAlternatingSteps, JoinsPiecesOfOnePeriod) {
