@@ -3,7 +3,8 @@
 // step marks its boundary. A stage's GPUs share their boundaries (the DP rings of one stage run in
 // lockstep and their optimizer follows), so the DP transfers of the whole stage are cut into step
 // activities together (analysis/steps), which is robust to a lost record or a quiet ring; a step
-// runs from the end of one DP activity to the end of the next. Inside a step, PP transfers towards
+// runs from the end of one DP activity to the end of the next (in a job without tensor
+// parallelism, from the end of the GPU's own DP phase: timeline_builder.cc, GpuSteps). Inside a step, PP transfers towards
 // the later stage are forward (activations) and the others backward (gradients); the gaps before a
 // GPU's own PP sends are its compute (measured from when its tensor-parallel group had the op's
 // input); what remains besides the DP phase is pipeline bubble.

@@ -1,0 +1,94 @@
+#include "analysis/timeline/timeline_builder.h"
+
+#include <gtest/gtest.h>
+
+namespace prism::analysis {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kPeriodMs = 2000;
+
+// Four GPUs on four hosts in one DP ring (0-1-2-3-0), both directions of every link busy in each
+// step's all-reduce. Every 2-s step GPU 0's links finish at +50 ms; the links of GPU 2 (to 1 and
+// 3) finish `late_ms[k]` later: GPUs 1, 2 and 3 end their collective then, GPU 0 does not wait.
+struct Ring {
+  Job job;
+  std::vector<Pair> pairs;
+  std::vector<PairTransfers> transfers;
+  std::vector<int> stage_of{0, 0, 0, 0};
+  EndpointContext ctx;
+};
+
+Ring MakeRing(int tp, const std::vector<int64_t>& late_ms) {
+  Ring r;
+  r.job.id = "job0";
+  r.job.gpus = {0, 1, 2, 3};
+  r.job.layout.dp = 4 / tp;
+  r.job.layout.pp = 1;
+  r.job.layout.tp = tp;
+  r.job.layout.stages = {{0, 1, 2, 3}};
+  r.job.layout.consistent = true;
+  r.ctx.host = {0, 1, 2, 3};
+  r.ctx.is_gpu = {1, 1, 1, 1};
+  r.ctx.local_gpu = {0, 0, 0, 0};
+  for (auto [a, b] : {std::pair{0u, 1u}, {1u, 2u}, {2u, 3u}, {0u, 3u}}) {
+    Pair p;
+    p.a = a;
+    p.b = b;
+    p.job = 0;
+    p.label = PairLabel::kDp;
+    r.pairs.push_back(p);
+    PairTransfers pt;
+    for (size_t k = 0; k < late_ms.size(); ++k) {
+      const int64_t start = int64_t(k + 1) * kPeriodMs * kMs;
+      const bool touches_2 = a == 2 || b == 2;
+      const int64_t end = start + (50 + (touches_2 ? late_ms[k] : 0)) * kMs;
+      pt.transfers.push_back({start, end, 1 << 20, 1, true});
+      pt.transfers.push_back({start, end, 1 << 20, 1, false});
+    }
+    r.transfers.push_back(std::move(pt));
+  }
+  return r;
+}
+
+std::vector<int64_t> StepDurationsMs(const Timeline& tl) {
+  std::vector<int64_t> out;
+  for (const TimelineStep& s : tl.steps) out.push_back((s.end_ns - s.start_ns) / kMs);
+  return out;
+}
+
+const std::vector<int64_t> kLate = {0, 40, 0, 40, 0, 40, 0, 40, 0, 40, 0, 40};
+
+// Without tensor parallelism a GPU's step ends with its own collective: GPU 0's steps stay 2 s
+// while its ring neighbours' follow GPU 2's late finishes.
+TEST(BuildTimelines, WithoutTensorParallelismEachGpuEndsWithItsOwnCollective) {
+  Ring r = MakeRing(1, kLate);
+  const auto timelines = BuildTimelines(0, r.job, r.pairs, &r.transfers, r.stage_of, r.ctx,
+                                        int64_t(kLate.size() + 2) * kPeriodMs * kMs, {});
+  ASSERT_EQ(timelines.size(), 4u);
+  ASSERT_GE(timelines[0].steps.size(), 8u);
+  for (int64_t d : StepDurationsMs(timelines[0])) EXPECT_EQ(d, kPeriodMs);
+  const auto gpu1 = StepDurationsMs(timelines[1]);
+  for (size_t k = 0; k < gpu1.size(); ++k)
+    EXPECT_EQ(gpu1[k], kPeriodMs + kLate[k + 1] - kLate[k]) << "step " << k;
+  // Every GPU's steps are contiguous.
+  for (const Timeline& tl : timelines)
+    for (size_t k = 1; k < tl.steps.size(); ++k)
+      EXPECT_EQ(tl.steps[k].start_ns, tl.steps[k - 1].end_ns);
+}
+
+// With tensor-parallel peers a GPU starts its next forward only with them: the stage's boundary.
+TEST(BuildTimelines, WithTensorParallelismTheStageSharesItsBoundaries) {
+  Ring r = MakeRing(2, kLate);
+  const auto timelines = BuildTimelines(0, r.job, r.pairs, &r.transfers, r.stage_of, r.ctx,
+                                        int64_t(kLate.size() + 2) * kPeriodMs * kMs, {});
+  ASSERT_EQ(timelines.size(), 4u);
+  ASSERT_GE(timelines[0].steps.size(), 8u);
+  EXPECT_EQ(StepDurationsMs(timelines[0]), StepDurationsMs(timelines[1]));
+  const auto gpu0 = StepDurationsMs(timelines[0]);
+  for (size_t k = 0; k < gpu0.size(); ++k)
+    EXPECT_EQ(gpu0[k], kPeriodMs + kLate[k + 1] - kLate[k]) << "step " << k;
+}
+
+}  // namespace
+}  // namespace prism::analysis
