@@ -12,15 +12,18 @@ health() {
   curl -sf "http://127.0.0.1:$1/api/v1/health" | $py -c "import json,sys; print(json.load(sys.stdin)$2)"
 }
 # settle PORT: waits (at most 90 s) until no window has come for idle + 2 s with nothing in
-# analysis: the last windows come with the idle flush.
+# analysis: the last windows come with the idle flush. Both spans are clock time, not polls: on a
+# loaded machine a poll (curl and python) takes longer than its 0.1 s sleep.
 settle() {
-  local last=-1 same=0 n
-  for _ in $(seq 900); do
+  local last=-1 n now since deadline
+  deadline=$(( $(date +%s) + 90 )) since=$(date +%s%N)
+  while [ "$(date +%s)" -lt $deadline ]; do
     n=$(health "$1" '["windows_analysed"]' 2>/dev/null || echo -1)
+    now=$(date +%s%N)
     if [ "$n" = "$last" ] && [ "$(health "$1" '["analysing"]')" = "None" ]; then
-      same=$((same + 1)); [ $same -ge $(( (idle + 2) * 10 )) ] && return 0
+      [ $(( (now - since) / 1000000 )) -ge $(( (idle + 2) * 1000 )) ] && return 0
     else
-      same=0; last=$n
+      last=$n since=$now
     fi
     sleep 0.1
   done
