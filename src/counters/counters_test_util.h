@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "counters/port_counters.h"
 
 namespace prism::counters {
@@ -26,8 +28,8 @@ inline CountersData MakeTwoJobCluster(PortTopology* topo, bool shift_one_nic = f
     bool shifted;
   };
   std::vector<Server> servers;
-  for (int i = 0; i < 4; ++i) servers.push_back({"a" + std::to_string(i), 6.0, 0.3, true, false});
-  for (int i = 0; i < 5; ++i) servers.push_back({"b" + std::to_string(i), 9.0, 1.7, false, i == 2});
+  for (int i = 0; i < 4; ++i) servers.push_back({fmt::format("a{}", i), 6.0, 0.3, true, false});
+  for (int i = 0; i < 5; ++i) servers.push_back({fmt::format("b{}", i), 9.0, 1.7, false, i == 2});
   const double total_s = 900, res_s = 0.01;
   const double stall_from = 300, stall_to = 330, shift_from = 500, shift_to = 650;
   CountersBuilder b(CounterKind::kCumulative, nullptr);
@@ -36,8 +38,8 @@ inline CountersData MakeTwoJobCluster(PortTopology* topo, bool shift_one_nic = f
   for (size_t s = 0; s < servers.size(); ++s) {
     const Server& sv = servers[s];
     for (int nic = 0; nic < 2; ++nic) {
-      const std::string sw = "leaf" + std::to_string(nic), port = "p" + std::to_string(s);
-      (*topo)[{sw, port}] = {sv.name, "", "nic" + std::to_string(nic)};
+      const std::string sw = fmt::format("leaf{}", nic), port = fmt::format("p{}", s);
+      (*topo)[{sw, port}] = {sv.name, "", fmt::format("nic{}", nic)};
       double cum = 0, next_poll = u(rng) * 0.5, refresh_phase = u(rng), snapshot = 0;
       double next_refresh = refresh_phase;
       for (double t = 0; t < total_s; t += res_s) {

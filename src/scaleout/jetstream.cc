@@ -57,6 +57,8 @@ StatusOr<std::vector<DeliveredMessage>> PullConsumer::Fetch(int n,
   jsErrCode jerr = jsErrCode(0);
   const natsStatus s = natsSubscription_Fetch(&list, sub_, n, timeout.count(), &jerr);
   std::vector<DeliveredMessage> out;
+  // A fetch that collected messages before its timeout or error returns NATS_OK with them (libnats
+  // 3.4, natsSubscription_Fetch); otherwise it has freed its array and `list` is empty.
   if (s == NATS_TIMEOUT) return out;
   if (s != NATS_OK) return NatsError("fetching messages", s, jerr);
   for (int i = 0; i < list.Count; ++i) {

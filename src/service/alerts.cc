@@ -12,7 +12,10 @@ namespace {
 
 std::string JoinGpus(const std::vector<IpAddr>& gpus) {
   std::string s;
-  for (const IpAddr& ip : gpus) s += (s.empty() ? "" : ",") + ip.ToString();
+  for (const IpAddr& ip : gpus) {
+    if (!s.empty()) s += ',';
+    s += ip.ToString();
+  }
   return s;
 }
 
