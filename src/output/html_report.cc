@@ -218,18 +218,8 @@ json CountersJobJson(const Report& report, const ReportCountersJob& cj, int64_t 
                     {"gbps", gbps}}}};
 }
 
-}  // namespace
-
-json BuildHtmlReportData(const Report& report, const HtmlReportOptions& options) {
-  int64_t origin_ns = report.start_ns;
-  for (const ReportWindow& w : report.windows) origin_ns = std::min(origin_ns, w.records_start_ns);
-  int64_t end_ns = report.end_ns;
-  for (const ReportWindow& w : report.windows) end_ns = std::max(end_ns, w.records_end_ns);
-
-  json sources = json::array();
-  for (const ReportSource& s : report.sources) {
-    sources.push_back({{"path", s.path}, {"format", s.format}, {"records", s.records}});
-  }
+// The input counts that are not zero, each with its severity and meaning.
+json InputJson(const Report& report) {
   json input = json::array();
   for (size_t i = 0; i < kStatInfo.size(); ++i) {
     uint64_t v = report.input.values()[i];
@@ -238,7 +228,11 @@ json BuildHtmlReportData(const Report& report, const HtmlReportOptions& options)
     input.push_back({{"name", kStatInfo[i].name}, {"value", v}, {"severity", sev},
                      {"description", kStatInfo[i].description}});
   }
-  // Findings ranked as in the terminal summary: severity, then size of effect, then time.
+  return input;
+}
+
+// Finding indices ranked as in the terminal summary: severity, then size of effect, then time.
+std::vector<size_t> RankedFindings(const Report& report) {
   std::vector<size_t> order(report.findings.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -247,11 +241,12 @@ json BuildHtmlReportData(const Report& report, const HtmlReportOptions& options)
     if (fa.severity != fb.severity) return fa.severity > fb.severity;
     return FindingEffect(fa) > FindingEffect(fb);
   });
-  json findings = json::array();
-  for (size_t i : order) findings.push_back(FindingJson(report.findings[i], i, origin_ns));
+  return order;
+}
 
-  // Per-switch bandwidth: the Report carries no per-switch series, only findings; so this lists
-  // every switch a finding names, with each finding's relative bandwidth and time range.
+// Per-switch bandwidth: the Report carries no per-switch series, only findings; so this lists
+// every switch a finding names, with each finding's relative bandwidth and time range.
+json SwitchesJson(const Report& report, const std::vector<size_t>& order, int64_t origin_ns) {
   std::map<std::string, json> switches;
   for (size_t i : order) {
     const ReportFinding& f = report.findings[i];
@@ -271,7 +266,11 @@ json BuildHtmlReportData(const Report& report, const HtmlReportOptions& options)
   }
   json switch_list = json::array();
   for (auto& [name, entry] : switches) switch_list.push_back(std::move(entry));
+  return switch_list;
+}
 
+// Every job, with its port-counter view in counters mode.
+json JobsJson(const Report& report, const HtmlReportOptions& options, int64_t origin_ns) {
   json jobs = json::array();
   for (const ReportJob& job : report.jobs) {
     json j = JobJson(report, job, options, origin_ns);
@@ -282,33 +281,53 @@ json BuildHtmlReportData(const Report& report, const HtmlReportOptions& options)
     }
     jobs.push_back(std::move(j));
   }
-  json counters = nullptr;
-  if (report.mode == "counters") {
-    const ReportCounters& c = report.counters;
-    size_t unassigned = 0;
-    for (const ReportCountersServer& s : c.servers) unassigned += s.job.empty() ? 1 : 0;
-    counters = {{"poll_s", c.poll_s},
-                {"refresh_s", c.refresh_s},
-                {"bin_s", c.bin_s},
-                {"ports", c.ports},
-                {"polls", c.polls},
-                {"bytes", c.bytes},
-                {"servers", c.servers.size()},
-                {"servers_in_no_job", unassigned}};
+  return jobs;
+}
+
+// What the port counters covered (null outside counters mode).
+json CountersSummaryJson(const Report& report) {
+  if (report.mode != "counters") return nullptr;
+  const ReportCounters& c = report.counters;
+  size_t unassigned = 0;
+  for (const ReportCountersServer& s : c.servers) unassigned += s.job.empty() ? 1 : 0;
+  return {{"poll_s", c.poll_s},
+          {"refresh_s", c.refresh_s},
+          {"bin_s", c.bin_s},
+          {"ports", c.ports},
+          {"polls", c.polls},
+          {"bytes", c.bytes},
+          {"servers", c.servers.size()},
+          {"servers_in_no_job", unassigned}};
+}
+
+}  // namespace
+
+json BuildHtmlReportData(const Report& report, const HtmlReportOptions& options) {
+  int64_t origin_ns = report.start_ns;
+  for (const ReportWindow& w : report.windows) origin_ns = std::min(origin_ns, w.records_start_ns);
+  int64_t end_ns = report.end_ns;
+  for (const ReportWindow& w : report.windows) end_ns = std::max(end_ns, w.records_end_ns);
+
+  json sources = json::array();
+  for (const ReportSource& s : report.sources) {
+    sources.push_back({{"path", s.path}, {"format", s.format}, {"records", s.records}});
   }
+  const std::vector<size_t> order = RankedFindings(report);
+  json findings = json::array();
+  for (size_t i : order) findings.push_back(FindingJson(report.findings[i], i, origin_ns));
 
   return {{"title", options.title},
           {"mode", report.mode},
-          {"counters", counters},
+          {"counters", CountersSummaryJson(report)},
           {"origin_unix_ns", fmt::format("{}", origin_ns)},
           {"duration_s", Seconds(end_ns, origin_ns)},
           {"window_s", report.window_s},
           {"windows", report.windows.size()},
           {"sources", sources},
-          {"input", input},
-          {"jobs", jobs},
+          {"input", InputJson(report)},
+          {"jobs", JobsJson(report, options, origin_ns)},
           {"findings", findings},
-          {"switches", switch_list},
+          {"switches", SwitchesJson(report, order, origin_ns)},
           {"max_gpus_all", options.max_gpus_all}};
 }
 
