@@ -64,6 +64,9 @@ TEST(BuildAllTransfers, ListingRowsPerPairGivesTheSameTransfersAsOnePass) {
   const PairsTransfers y = BuildAllTransfers(t, job_of, listed, /*threads=*/2);
   ASSERT_EQ(x.pairs.size(), 40u * 39 / 2);
   EXPECT_TRUE(SameTransfers(x, y));
+  // Listed per pair, each pair's transfers are built in a buffer reused from pair to pair and
+  // kept at their exact size: no growth slack held for millions of pairs.
+  for (const PairTransfers& p : y.transfers) EXPECT_EQ(p.transfers.capacity(), p.transfers.size());
   // Per pair and step: one transfer each way (the two QPs grouped) and the cut flow joined
   // again into one; the control writes counted apart.
   EXPECT_EQ(x.transfers[0].transfers.size(), 3u * 2 * 2);
