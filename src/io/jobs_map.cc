@@ -117,92 +117,118 @@ StatusOr<std::vector<std::string>> ExpandSlurmHostList(std::string_view list) {
   return out;
 }
 
+namespace {
+
+constexpr const char* kExpectedLine =
+    "expected host_or_ip,job_id,user,name (CSV) or JOBID|USER|NAME|NODELIST (squeue -o "
+    "\"%i|%u|%j|%N\")";
+
+// What one line of a jobs map says.
+struct MapLine {
+  enum Kind { kJob, kSkip, kPending, kBad } kind = kSkip;
+  std::string_view id, user, job_name;
+  std::vector<std::string> hosts;
+  std::string bad;  // why, for kBad
+};
+
+MapLine Bad(std::string why) {
+  MapLine m;
+  m.kind = MapLine::kBad;
+  m.bad = std::move(why);
+  return m;
+}
+
+// squeue's JOBID|USER|NAME|NODELIST; a job name may itself hold '|'.
+MapLine SqueueLine(std::string_view line) {
+  const size_t first = line.find('|');
+  const size_t second = line.find('|', first + 1);
+  const size_t last = line.rfind('|');
+  if (second == std::string_view::npos || last == second) return Bad(kExpectedLine);
+  MapLine m;
+  m.id = internal::TrimField(line.substr(0, first));
+  m.user = internal::TrimField(line.substr(first + 1, second - first - 1));
+  m.job_name = internal::TrimField(line.substr(second + 1, last - second - 1));
+  const std::string_view nodes = internal::TrimField(line.substr(last + 1));
+  if (m.id == "JOBID" || m.id == "JOB_ID") return {};  // squeue's header
+  if (m.id.empty() || m.user.empty()) {
+    return Bad(std::string(kExpectedLine) + ": empty job id or user");
+  }
+  if (nodes.empty() || nodes == "(null)" || nodes == "(None)" || nodes == "n/a") {
+    m.kind = MapLine::kPending;
+    return m;
+  }
+  auto hosts = ExpandSlurmHostList(nodes);
+  if (!hosts) return Bad("bad NODELIST: " + hosts.error().message);
+  m.hosts = std::move(*hosts);
+  m.kind = MapLine::kJob;
+  return m;
+}
+
+// host_or_ip,job_id,user[,name]; `fields` is scratch.
+MapLine CsvLine(std::string_view line, std::vector<std::string_view>* fields) {
+  internal::SplitCsv(line, fields);
+  const std::vector<std::string_view>& f = *fields;
+  if (!f.empty() && (f[0] == "host_or_ip" || f[0] == "host" || f[0] == "ip")) return {};
+  if (f.size() != 4 && f.size() != 3) {
+    return Bad(fmt::format("{}: {} fields", kExpectedLine, f.size()));
+  }
+  if (f[0].empty() || f[1].empty() || f[2].empty()) {
+    return Bad(std::string(kExpectedLine) + ": empty host, job id or user");
+  }
+  auto hosts = ExpandSlurmHostList(f[0]);
+  if (!hosts) return Bad("bad host_or_ip: " + hosts.error().message);
+  MapLine m;
+  m.kind = MapLine::kJob;
+  m.id = f[1];
+  m.user = f[2];
+  m.job_name = f.size() == 4 ? f[3] : std::string_view();
+  m.hosts = std::move(*hosts);
+  return m;
+}
+
+}  // namespace
+
 StatusOr<JobsMap> ReadJobsMapBuffer(std::string_view data, const std::string& name, Stats* stats) {
   JobsMap map;
   internal::ProblemLog log(name);
   std::map<std::string, size_t> job_index;
-  auto bad = [&](uint64_t line_no, const std::string& what, std::string_view line) {
-    ++map.bad_lines;
-    if (stats != nullptr) stats->Add(Stat::jobs_map_bad_line);
-    if (log.Want()) {
-      fmt::print(stderr, "{}:{}: {}; got {} (line skipped)\n", name, line_no, what,
-                 internal::Quote(line));
+  auto add = [&](const MapLine& m) {
+    auto [it, inserted] = job_index.try_emplace(std::string(m.id), map.jobs.size());
+    if (inserted) {
+      map.jobs.push_back({std::string(m.id), std::string(m.user), std::string(m.job_name)});
     }
-  };
-  auto add = [&](std::string_view id, std::string_view user, std::string_view job_name,
-                 const std::vector<std::string>& hosts) {
-    auto [it, inserted] = job_index.try_emplace(std::string(id), map.jobs.size());
-    if (inserted) map.jobs.push_back({std::string(id), std::string(user), std::string(job_name)});
-    for (const std::string& h : hosts) {
+    for (const std::string& h : m.hosts) {
       std::vector<size_t>& v = map.by_host[h];
       if (std::find(v.begin(), v.end(), it->second) == v.end()) v.push_back(it->second);
     }
     ++map.lines;
   };
-  static constexpr const char* kExpected =
-      "expected host_or_ip,job_id,user,name (CSV) or JOBID|USER|NAME|NODELIST (squeue -o "
-      "\"%i|%u|%j|%N\")";
   std::vector<std::string_view> fields;
   internal::ForEachLine(data, 1, [&](std::string_view raw, uint64_t line_no) {
     if (line_no == 1 && raw.starts_with("\xEF\xBB\xBF")) raw.remove_prefix(3);
     const std::string_view line = internal::TrimField(raw);
     if (line.empty() || line[0] == '#') return true;
-    if (line.find('|') != std::string_view::npos) {
-      // squeue: JOBID|USER|NAME|NODELIST; a job name may itself hold '|'.
-      const size_t first = line.find('|');
-      const size_t second = line.find('|', first + 1);
-      const size_t last = line.rfind('|');
-      if (second == std::string_view::npos || last == second) {
-        bad(line_no, kExpected, line);
-        return true;
-      }
-      const std::string_view id = internal::TrimField(line.substr(0, first));
-      const std::string_view user = internal::TrimField(line.substr(first + 1, second - first - 1));
-      const std::string_view job_name =
-          internal::TrimField(line.substr(second + 1, last - second - 1));
-      const std::string_view nodes = internal::TrimField(line.substr(last + 1));
-      if (id == "JOBID" || id == "JOB_ID") return true;  // squeue's header
-      if (id.empty() || user.empty()) {
-        bad(line_no, std::string(kExpected) + ": empty job id or user", line);
-        return true;
-      }
-      if (nodes.empty() || nodes == "(null)" || nodes == "(None)" || nodes == "n/a") {
-        ++map.pending_lines;
-        return true;
-      }
-      auto hosts = ExpandSlurmHostList(nodes);
-      if (!hosts) {
-        bad(line_no, "bad NODELIST: " + hosts.error().message, line);
-        return true;
-      }
-      add(id, user, job_name, *hosts);
-      return true;
+    const MapLine m = line.find('|') != std::string_view::npos ? SqueueLine(line)
+                                                               : CsvLine(line, &fields);
+    switch (m.kind) {
+      case MapLine::kJob: add(m); break;
+      case MapLine::kPending: ++map.pending_lines; break;
+      case MapLine::kSkip: break;
+      case MapLine::kBad:
+        ++map.bad_lines;
+        if (stats != nullptr) stats->Add(Stat::jobs_map_bad_line);
+        if (log.Want()) {
+          fmt::print(stderr, "{}:{}: {}; got {} (line skipped)\n", name, line_no, m.bad,
+                     internal::Quote(line));
+        }
+        break;
     }
-    internal::SplitCsv(line, &fields);
-    if (!fields.empty() &&
-        (fields[0] == "host_or_ip" || fields[0] == "host" || fields[0] == "ip")) {
-      return true;  // the header
-    }
-    if (fields.size() != 4 && fields.size() != 3) {
-      bad(line_no, fmt::format("{}: {} fields", kExpected, fields.size()), line);
-      return true;
-    }
-    if (fields[0].empty() || fields[1].empty() || fields[2].empty()) {
-      bad(line_no, std::string(kExpected) + ": empty host, job id or user", line);
-      return true;
-    }
-    auto hosts = ExpandSlurmHostList(fields[0]);
-    if (!hosts) {
-      bad(line_no, "bad host_or_ip: " + hosts.error().message, line);
-      return true;
-    }
-    add(fields[1], fields[2], fields.size() == 4 ? fields[3] : std::string_view(), *hosts);
     return true;
   });
   log.Finish();
   if (map.jobs.empty()) {
     return MakeError(ErrorCode::kDataLoss, "{}: no usable line ({} bad, {} pending jobs); {}", name,
-                     map.bad_lines, map.pending_lines, kExpected);
+                     map.bad_lines, map.pending_lines, kExpectedLine);
   }
   return map;
 }
