@@ -150,15 +150,17 @@ DpSeries LoadedRingAllReduce(int steps, uint64_t seed) {
   return s;
 }
 
+// The activities of a whole series (the window ending 0.5 s after its last transfer), each
+// expected to end on a gradient collective; returns how many there are.
+size_t StepsEndingOnGradients(const DpSeries& s) {
+  const int64_t window_end = s.transfers.back().end_ns + 500 * kMs;
+  return ExpectEndsOnGradients(
+      s, DpActivities(s.transfers, window_end, 0.25, DpGroupSegmenterOptions()));
+}
+
 TEST(DpActivities, RingAllReduceIdlingBetweenItsHalvesIsOnePhase) {
-  for (uint64_t seed = 1; seed <= 10; ++seed) {
-    DpSeries s = LoadedRingAllReduce(30, seed);
-    const int64_t window_end = s.transfers.back().end_ns + 500 * kMs;
-    EXPECT_GE(ExpectEndsOnGradients(
-                  s, DpActivities(s.transfers, window_end, 0.25, DpGroupSegmenterOptions())),
-              29u)
-        << seed;
-  }
+  for (uint64_t seed = 1; seed <= 10; ++seed)
+    EXPECT_GE(StepsEndingOnGradients(LoadedRingAllReduce(30, seed)), 29u) << seed;
 }
 
 // DDP (the corpus's `ddp`): four equal gradient buckets all-reduced as the backward produces them,
@@ -184,14 +186,8 @@ DpSeries DdpBuckets(int steps, uint64_t seed) {
 }
 
 TEST(DpActivities, DdpBucketsWaitingForTheBackwardAreOnePhase) {
-  for (uint64_t seed = 1; seed <= 10; ++seed) {
-    DpSeries s = DdpBuckets(30, seed);
-    const int64_t window_end = s.transfers.back().end_ns + 500 * kMs;
-    EXPECT_GE(ExpectEndsOnGradients(
-                  s, DpActivities(s.transfers, window_end, 0.25, DpGroupSegmenterOptions())),
-              29u)
-        << seed;
-  }
+  for (uint64_t seed = 1; seed <= 10; ++seed)
+    EXPECT_GE(StepsEndingOnGradients(DdpBuckets(30, seed)), 29u) << seed;
 }
 
 Activity At(int64_t start_ms, int64_t end_ms) { return {0, 0, start_ms * kMs, end_ms * kMs}; }

@@ -59,12 +59,17 @@ std::vector<int64_t> StepDurationsMs(const Timeline& tl) {
 
 const std::vector<int64_t> kLate = {0, 40, 0, 40, 0, 40, 0, 40, 0, 40, 0, 40};
 
+// The four GPUs' timelines of the ring with `tp`; the window ends two periods after the last step.
+std::vector<Timeline> RingTimelines(int tp) {
+  Ring r = MakeRing(tp, kLate);
+  return BuildTimelines(0, r.job, r.pairs, &r.transfers, r.stage_of, r.ctx,
+                        int64_t(kLate.size() + 2) * kPeriodMs * kMs, {});
+}
+
 // Without tensor parallelism a GPU's step ends with its own collective: GPU 0's steps stay 2 s
 // while its ring neighbours' follow GPU 2's late finishes.
 TEST(BuildTimelines, WithoutTensorParallelismEachGpuEndsWithItsOwnCollective) {
-  Ring r = MakeRing(1, kLate);
-  const auto timelines = BuildTimelines(0, r.job, r.pairs, &r.transfers, r.stage_of, r.ctx,
-                                        int64_t(kLate.size() + 2) * kPeriodMs * kMs, {});
+  const auto timelines = RingTimelines(1);
   ASSERT_EQ(timelines.size(), 4u);
   ASSERT_GE(timelines[0].steps.size(), 8u);
   for (int64_t d : StepDurationsMs(timelines[0])) EXPECT_EQ(d, kPeriodMs);
@@ -79,9 +84,7 @@ TEST(BuildTimelines, WithoutTensorParallelismEachGpuEndsWithItsOwnCollective) {
 
 // With tensor-parallel peers a GPU starts its next forward only with them: the stage's boundary.
 TEST(BuildTimelines, WithTensorParallelismTheStageSharesItsBoundaries) {
-  Ring r = MakeRing(2, kLate);
-  const auto timelines = BuildTimelines(0, r.job, r.pairs, &r.transfers, r.stage_of, r.ctx,
-                                        int64_t(kLate.size() + 2) * kPeriodMs * kMs, {});
+  const auto timelines = RingTimelines(2);
   ASSERT_EQ(timelines.size(), 4u);
   ASSERT_GE(timelines[0].steps.size(), 8u);
   EXPECT_EQ(StepDurationsMs(timelines[0]), StepDurationsMs(timelines[1]));
