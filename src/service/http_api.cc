@@ -454,7 +454,6 @@ void RenderShardLeaseMetrics(const PipelineCounters& p, MetricsText& m) {
            p.shard_leases_lost.load());
 }
 
-// Records waiting between the stages: the record queue and the window buffer.
 // Scale-out roles: a collector's publishing, an analyser's place in the stream and its lag.
 void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
   if (p.stream_role == "collector") {
@@ -491,6 +490,7 @@ void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
   }
 }
 
+// Records waiting between the stages: the record queue and the window buffer.
 void RenderQueueMetrics(const ApiContext& ctx, MetricsText& m) {
   m.Single("llmprism_queue_records", "gauge",
            "Records waiting between ingest and windowing.",

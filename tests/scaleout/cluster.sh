@@ -26,7 +26,6 @@ window=20 step=5 reorder=5 idle=15
 "$bin" simulate --scenario slow-steps --seed 1 --out "$work/sim" >/dev/null
 # Parts of 5 s (the last one from 35 s on), each dealt to the two collectors row by row.
 $py "$(dirname "$0")/split_records.py" "$work/sim/flows.csv" "$work" 5,10,15,20,25,30,35 2
-count() { echo $(( $(wc -l <"$1") - 1 )); }
 total=0 upto=()
 for k in 1 2 3 4 5 6 7 8; do
   total=$((total + $(count "$work/p$k-c1.csv") + $(count "$work/p$k-c2.csv")))
@@ -36,9 +35,7 @@ done
 common=(--http 127.0.0.1:0 --window $window --step $step --reorder $reorder --idle-flush $idle
         --topology "$work/sim/topology.csv")
 # The reference: one process; file names sort in part order.
-mkdir -p "$work/ref-watch"
-start_serve "$work/ref.log" --watch "$work/ref-watch" --db "$work/ref.sqlite" "${common[@]}"
-ref_port=$SERVE_HTTP ref_pid=${pids[-1]}
+start_reference
 for f in "$work"/p?-c?.csv; do drop "$work/ref-watch" "$f"; done
 settle $ref_port
 state $ref_port "$work/ref.json"

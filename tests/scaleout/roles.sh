@@ -32,12 +32,9 @@ $py "$(dirname "$0")/split_records.py" "$work/sim/flows.csv" "$work" 27 1
 . "$(dirname "$0")/roles_harness.sh"
 
 # The reference: one process.
-mkdir -p "$work/ref-watch"
 common=(--http 127.0.0.1:0 --window $window --step $step --reorder $reorder --idle-flush $idle
         --topology "$work/sim/topology.csv")
-start_serve "$work/ref.log" --watch "$work/ref-watch" --db "$work/ref.sqlite" "${common[@]}"
-ref_port=$SERVE_HTTP
-ref_pid=${pids[-1]}
+start_reference
 drop "$work/ref-watch" "$work/p1-c1.csv"
 sleep 1.5
 drop "$work/ref-watch" "$work/p2-c1.csv"

@@ -4,6 +4,9 @@
 #   health PORT KEY   one field of /api/v1/health, e.g. '["windows_analysed"]'
 #   settle PORT       waits until the windows stop (the idle flush included)
 #   state PORT OUT    findings, jobs with their step series, and /api/v1/ingest, as JSON
+#   count CSV         the records of a flow CSV (its lines less the header)
+#   start_reference   one `serve --watch "$work/ref-watch"` with the test's `common` options, the
+#                     answer the roles apart must give; sets ref_port and ref_pid
 # compare_state.py compares such states.
 # drop DIR FILE: a file appears whole in a watched directory.
 drop() { cp "$2" "$1/.$(basename "$2")" && mv "$1/.$(basename "$2")" "$1/$(basename "$2")"; }
@@ -28,6 +31,14 @@ settle() {
     sleep 0.1
   done
   echo "FAIL windows did not settle on port $1"; return 1
+}
+# count CSV: the records of a flow CSV.
+count() { echo $(( $(wc -l <"$1") - 1 )); }
+# start_reference: the reference, one process watching "$work/ref-watch".
+start_reference() {
+  mkdir -p "$work/ref-watch"
+  start_serve "$work/ref.log" --watch "$work/ref-watch" --db "$work/ref.sqlite" "${common[@]}"
+  ref_port=$SERVE_HTTP ref_pid=${pids[-1]}
 }
 # state PORT OUT: findings and jobs (with their step series) as JSON.
 state() {

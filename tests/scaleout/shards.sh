@@ -26,14 +26,11 @@ window=20 step=5 reorder=2 idle=10
 
 "$bin" simulate --scenario shards --seed 1 --out "$work/sim" >/dev/null
 $py "$(dirname "$0")/split_records.py" "$work/sim/flows.csv" "$work" 17 1
-count() { echo $(( $(wc -l <"$1") - 1 )); }
 part1=$(count "$work/p1-c1.csv") total=$((part1 + $(count "$work/p2-c1.csv")))
 
 common=(--http 127.0.0.1:0 --window $window --step $step --reorder $reorder --idle-flush $idle
         --topology "$work/sim/topology.csv")
-mkdir -p "$work/ref-watch"
-start_serve "$work/ref.log" --watch "$work/ref-watch" --db "$work/ref.sqlite" "${common[@]}"
-ref_port=$SERVE_HTTP ref_pid=${pids[-1]}
+start_reference
 drop "$work/ref-watch" "$work/p1-c1.csv"
 sleep 1.5
 drop "$work/ref-watch" "$work/p2-c1.csv"
