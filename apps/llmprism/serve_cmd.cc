@@ -68,6 +68,7 @@ struct ServeArgs {
   std::string memory_limit;  // empty: half of what is available (service/memory_plan.h)
   RecordCliArgs record;  // --max-record-s
   size_t queue_records = 1'000'000;
+  int analysis_nice = 10;
   size_t udp_queue_datagrams = 4096;
   CaptureCliArgs capture_flows;  // --capture and watched pcaps: flowlet gap, RoCE idle timeout
   // Scale-out roles (docs/scale-out.md).
@@ -198,6 +199,7 @@ std::optional<std::string> SetLimitsAndAnalysis(const ServeArgs& args,
   o.queue_records = args.queue_records;
   o.udp_queue_datagrams = args.udp_queue_datagrams;
   o.idle_flush_ms = std::llround(args.idle_flush_s * 1e3);
+  o.analysis_nice = args.analysis_nice;
   o.tracker.window_ns = o.buffer.window_ns;
   o.tracker.step_ns = o.buffer.step_ns;
   o.tracker.history_ns = std::llround(args.history_s * 1e9);
@@ -517,6 +519,10 @@ void RegisterServeCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--idle-flush", args->idle_flush_s,
                   "Seconds without new records after which the open windows are analysed")
       ->capture_default_str()->check(cli_checks::kPositive);
+  cmd->add_option("--analysis-nice", args->analysis_nice,
+                  "Added to the analysis thread's nice value so ingest keeps the CPU it needs "
+                  "(0: same priority as ingest)")
+      ->capture_default_str()->check(CLI::Range(0, 19));
   cmd->add_option("--history", args->history_s,
                   "Seconds of per-GPU timelines kept in memory for /api/v1/gpus/{ip}/timeline")
       ->capture_default_str()->check(cli_checks::kPositive);

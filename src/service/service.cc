@@ -35,6 +35,7 @@
 #include "scaleout/record_stream.h"
 #include "scaleout/shard_router.h"
 #include "service/store.h"
+#include "service/thread_priority.h"
 #include "service/shard_lease_source.h"
 #include "service/stream_source.h"
 
@@ -773,6 +774,9 @@ struct Service::Impl {
   }
 
   void RunAnalysis() {
+    if (std::string why = LowerCallingThreadPriority(options.analysis_nice); !why.empty()) {
+      fmt::print(stderr, "llmprism serve: analysis runs at the ingest's priority ({})\n", why);
+    }
     while (true) {
       std::optional<PendingWindow> job;
       {
@@ -1104,6 +1108,13 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
     c->kind = udp[i].sflow ? "sflow-udp" : "ipfix-udp";
     c->udp_port = collector->port();
     c->name = fmt::format("{}:{}:{}", udp[i].sflow ? "sflow" : "udp", hp.first, collector->port());
+    if (collector->receive_buffer_bytes() < co.receive_buffer_bytes) {
+      // Bursts beyond the buffer are lost in the kernel (counted: reason "socket"); say why early.
+      fmt::print(stderr,
+                 "llmprism serve: {}: the kernel granted a {} KiB receive buffer of the {} KiB "
+                 "asked (raise net.core.rmem_max, or run with CAP_NET_ADMIN)\n",
+                 c->name, collector->receive_buffer_bytes() >> 10, co.receive_buffer_bytes >> 10);
+    }
     s.sources.push_back(std::move(c));
     s.collectors.push_back(std::move(collector));
   }

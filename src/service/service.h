@@ -88,6 +88,7 @@ struct ServiceOptions {
   size_t queue_records = 1'000'000;
   size_t udp_queue_datagrams = 4096;
   int64_t idle_flush_ms = 10'000;   // no new record for this long: analyse the open windows
+  int analysis_nice = 10;           // added to the analysis thread's nice value (thread_priority.h)
   HttpLimits http_limits;           // pool, connection cap, timeouts (service/http_server.h)
   TlsFiles tls;                     // HTTPS certificate and key; empty: plain HTTP
   // Alertmanagers the findings are posted to as alerts (service/alerts.h); empty: none.

@@ -44,8 +44,14 @@ StatusOr<std::unique_ptr<UdpCollector>> UdpCollector::Start(const UdpCollectorOp
   if (c->fd_ < 0) {
     return MakeError(ErrorCode::kInternal, "collector: socket: {}", std::strerror(errno));
   }
-  int rcvbuf = 8 << 20;  // absorb bursts while the owner decodes
-  setsockopt(c->fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+  const int rcvbuf = options.receive_buffer_bytes;
+  if (setsockopt(c->fd_, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) != 0) {
+    setsockopt(c->fd_, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+  }
+  int granted = 0;
+  socklen_t granted_len = sizeof(granted);
+  getsockopt(c->fd_, SOL_SOCKET, SO_RCVBUF, &granted, &granted_len);
+  c->receive_buffer_bytes_ = granted / 2;  // the kernel doubles it for its own bookkeeping
   if (bind(c->fd_, reinterpret_cast<sockaddr*>(&ss), ss_len) != 0) {
     return MakeError(ErrorCode::kInternal, "collector: cannot bind {} port {}: {}",
                      options.bind_address, options.port, std::strerror(errno));

@@ -46,6 +46,10 @@ struct UdpCollectorOptions {
   std::string bind_address = "127.0.0.1";  // IPv4 or IPv6 literal
   uint16_t port = 0;                       // 0 = any free port (see port())
   size_t max_queued_datagrams = 4096;      // bounded memory: at most this many x 64 KiB
+  // The kernel's receive buffer for the socket, which absorbs bursts while the receiver thread
+  // waits for a CPU. Asked with SO_RCVBUFFORCE where the process may (CAP_NET_ADMIN), otherwise
+  // with SO_RCVBUF, which net.core.rmem_max caps: receive_buffer_bytes() says what was granted.
+  int receive_buffer_bytes = 8 << 20;
   // Template cache bounds and the UDP template lifetime (RFC 7011 §8.4): templates not resent
   // for 30 minutes of receive time expire.
   TemplateLimits templates{.timeout_ns = kUdpTemplateTimeoutNs};
@@ -69,6 +73,8 @@ class UdpCollector {
   UdpCollector& operator=(const UdpCollector&) = delete;
 
   uint16_t port() const { return port_; }
+  // The receive buffer the kernel granted (bytes of payload; see receive_buffer_bytes above).
+  int receive_buffer_bytes() const { return receive_buffer_bytes_; }
 
   // Waits up to `wait` for a datagram, then decodes every queued one into the sink (counting
   // into `stats`, which may be null). Returns the number of datagrams decoded.
@@ -98,6 +104,7 @@ class UdpCollector {
 
   int fd_ = -1;
   uint16_t port_ = 0;
+  int receive_buffer_bytes_ = 0;
   size_t max_queued_ = 0;
   std::function<void(std::span<const uint8_t>)> on_datagram_;
   std::vector<IpPrefix> allowed_;
