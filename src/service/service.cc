@@ -51,6 +51,21 @@ int64_t WallNs() {
 
 }  // namespace
 
+namespace {
+
+// Bursts beyond a collector's receive buffer are lost in the kernel (counted: reason "socket"):
+// a buffer smaller than asked is said at start, with what to change.
+void WarnIfReceiveBufferShort(const std::string& source, const ingest::UdpCollector& collector,
+                              int asked_bytes) {
+  if (collector.receive_buffer_bytes() >= asked_bytes) return;
+  fmt::print(stderr,
+             "llmprism serve: {}: the kernel granted a {} KiB receive buffer of the {} KiB asked "
+             "(raise net.core.rmem_max, or run with CAP_NET_ADMIN)\n",
+             source, collector.receive_buffer_bytes() >> 10, asked_bytes >> 10);
+}
+
+}  // namespace
+
 StatusOr<std::pair<std::string, uint16_t>> ParseHostPort(const std::string& s, const char* what) {
   std::string host;
   std::string port;
@@ -1108,13 +1123,7 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
     c->kind = udp[i].sflow ? "sflow-udp" : "ipfix-udp";
     c->udp_port = collector->port();
     c->name = fmt::format("{}:{}:{}", udp[i].sflow ? "sflow" : "udp", hp.first, collector->port());
-    if (collector->receive_buffer_bytes() < co.receive_buffer_bytes) {
-      // Bursts beyond the buffer are lost in the kernel (counted: reason "socket"); say why early.
-      fmt::print(stderr,
-                 "llmprism serve: {}: the kernel granted a {} KiB receive buffer of the {} KiB "
-                 "asked (raise net.core.rmem_max, or run with CAP_NET_ADMIN)\n",
-                 c->name, collector->receive_buffer_bytes() >> 10, co.receive_buffer_bytes >> 10);
-    }
+    WarnIfReceiveBufferShort(c->name, *collector, co.receive_buffer_bytes);
     s.sources.push_back(std::move(c));
     s.collectors.push_back(std::move(collector));
   }
