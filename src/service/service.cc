@@ -702,7 +702,6 @@ struct Service::Impl {
     }
     w.steps = unsaved.steps;
     w.baselines = &tracker->baselines();
-    w.next_job_number = tracker->next_job_number();
     if (unsaved.stream_position) w.stream_position = &*unsaved.stream_position;
     auto st = store->Write(w);
     if (st) {

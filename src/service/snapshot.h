@@ -27,7 +27,9 @@ struct StepPoint {
 };
 
 struct JobState {
-  std::string id;  // "job<n>", assigned at first sight, kept across windows and restarts
+  // "job-<12 hex digits>" (service/stable_ids.h), from the GPUs at first sight; kept across
+  // windows and restarts. Stores written before ids were derived hold "job<n>", kept as they are.
+  std::string id;
   std::vector<IpAddr> gpus;
   std::vector<std::string> hosts;
   output::ReportLayout layout;
@@ -40,7 +42,7 @@ struct JobState {
 };
 
 struct StoredFinding {
-  int64_t id = 0;
+  int64_t id = 0;  // from the finding's identity and first window (service/stable_ids.h)
   output::ReportFinding finding;  // finding.job is a JobState id
   int64_t first_window_end_ns = 0, last_window_end_ns = 0;
   int windows = 0;  // analysis windows that reported it
@@ -69,8 +71,9 @@ struct Snapshot {
   uint64_t window_records = 0;
   double analysis_seconds = 0;
   uint64_t windows_analysed = 0;
-  std::vector<JobState> jobs;            // by id number
-  std::vector<StoredFinding> findings;   // by id (oldest first), the most recent kMaxFindings
+  std::vector<JobState> jobs;            // by first sight, then id
+  std::vector<StoredFinding> findings;   // by first window, then id (oldest first); the most
+                                         // recent kMaxFindings
   std::map<IpAddr, GpuHistory> gpus;
   std::map<std::string, double> switch_bandwidth_relative;  // latest window, from findings
   // Every switch that carried DP data in the latest window (diagnosis::MeasureSwitchDpBandwidth).

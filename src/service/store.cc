@@ -21,6 +21,7 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kSchema = R"sql(
+-- number: the job's number in stores written while ids were "job<n>"; NULL since ids are derived.
 CREATE TABLE IF NOT EXISTS jobs(
   id TEXT PRIMARY KEY, number INTEGER, gpus TEXT, hosts TEXT, layout TEXT,
   first_seen_ns INTEGER, last_seen_ns INTEGER, active INTEGER, windows INTEGER);
@@ -28,7 +29,7 @@ CREATE TABLE IF NOT EXISTS steps(
   job TEXT, start_ns INTEGER, end_ns INTEGER, step_s REAL, PRIMARY KEY(job, start_ns));
 CREATE TABLE IF NOT EXISTS findings(
   id INTEGER PRIMARY KEY, kind TEXT, severity TEXT, job TEXT, start_ns INTEGER, end_ns INTEGER,
-  doc TEXT);
+  doc TEXT, first_window_end_ns INTEGER);
 CREATE TABLE IF NOT EXISTS baselines(key TEXT PRIMARY KEY, median REAL, sigma REAL, samples INTEGER);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 )sql";
@@ -66,7 +67,7 @@ class Stmt {
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   std::unique_ptr<Store> s(new Store());
   s->path_ = path;
-  // One service per database: two would interleave their job numbers and findings. The lock is
+  // One service per database: two would interleave their windows, jobs and findings. The lock is
   // a file of its own (not the database: closing any other descriptor of the database file would
   // drop SQLite's POSIX locks), held until the store closes; the kernel frees it if we die.
   const std::string lock_path = path + ".lock";
@@ -110,6 +111,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
     PRISM_RETURN_IF_ERROR(s->Exec("PRAGMA journal_mode=WAL"));
     PRISM_RETURN_IF_ERROR(s->Exec("PRAGMA synchronous=NORMAL"));
     PRISM_RETURN_IF_ERROR(s->Exec(kSchema));
+    PRISM_RETURN_IF_ERROR(s->AddFindingOrder());
     return s->QuickCheck();
   };
   if (auto st = setup(); !st) {
@@ -157,6 +159,24 @@ Status Store::QuickCheck() {
   return OkStatus();
 }
 
+// Findings are ordered by their first window, then id (ids are hashes, no longer in the order
+// findings were made). A store written before has no such column: it is added, and its rows keep
+// NULL there, which sorts first: they are older than any finding written since, and among
+// themselves their ids (numbered from 1) are in the order they were made.
+Status Store::AddFindingOrder() {
+  bool has_column = false;
+  {
+    Stmt q(db_, "SELECT 1 FROM pragma_table_info('findings') WHERE name = 'first_window_end_ns'");
+    if (!q.ok()) return MakeError(ErrorCode::kInternal, "{}", sqlite3_errmsg(db_));
+    has_column = q.Step() == SQLITE_ROW;
+  }
+  if (!has_column) {
+    PRISM_RETURN_IF_ERROR(Exec("ALTER TABLE findings ADD COLUMN first_window_end_ns INTEGER"));
+  }
+  return Exec("CREATE INDEX IF NOT EXISTS findings_by_first_window "
+              "ON findings(first_window_end_ns, id)");
+}
+
 Status Store::Exec(const char* sql) {
   char* err = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
@@ -181,7 +201,7 @@ StatusOr<LoadedState> Store::Load() {
   };
   {
     Stmt q(db_, "SELECT id, number, gpus, hosts, layout, first_seen_ns, last_seen_ns, active, "
-                "windows FROM jobs ORDER BY number");
+                "windows FROM jobs ORDER BY first_seen_ns, id");
     if (!q.ok()) return MakeError(ErrorCode::kInternal, "{}: {}", path_, sqlite3_errmsg(db_));
     while ((rc = q.Step()) == SQLITE_ROW) {
       JobState j;
@@ -219,8 +239,8 @@ StatusOr<LoadedState> Store::Load() {
     }
   }
   {
-    Stmt q(db_, "SELECT doc FROM (SELECT id, doc FROM findings ORDER BY id DESC LIMIT ?1) "
-                "ORDER BY id");
+    Stmt q(db_, "SELECT doc FROM (SELECT first_window_end_ns AS w, id, doc FROM findings "
+                "ORDER BY w DESC, id DESC LIMIT ?1) ORDER BY w, id");
     q.Int(1, static_cast<int64_t>(kMaxFindings));
     while ((rc = q.Step()) == SQLITE_ROW) {
       std::optional<StoredFinding> f;
@@ -246,10 +266,6 @@ StatusOr<LoadedState> Store::Load() {
       out.baselines[q.ColText(0)] = b;
     }
     if (rc != SQLITE_DONE) return failed("baselines");
-  }
-  {
-    Stmt q(db_, "SELECT value FROM meta WHERE key = 'next_job_number'");
-    if (q.Step() == SQLITE_ROW) out.next_job_number = std::stoll(q.ColText(0));
   }
   PRISM_ASSIGN_OR_RETURN(out.stream_position, LoadStreamPosition());
   return out;
@@ -285,20 +301,19 @@ Status Store::Write(const WindowWrite& w) {
     return MakeError(ErrorCode::kInternal, "{}: {}: {}", path_, what, msg);
   };
   {
-    Stmt q(db_, "INSERT OR REPLACE INTO jobs(id, number, gpus, hosts, layout, first_seen_ns, "
-                "last_seen_ns, active, windows) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+    Stmt q(db_, "INSERT OR REPLACE INTO jobs(id, gpus, hosts, layout, first_seen_ns, "
+                "last_seen_ns, active, windows) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     for (const JobState* j : w.jobs) {
       json gpus = json::array();
       for (const IpAddr& ip : j->gpus) gpus.push_back(ip.ToString());
       q.Text(1, j->id);
-      q.Int(2, std::stoll(j->id.substr(j->id.find_first_of("0123456789"))));
-      q.Text(3, gpus.dump());
-      q.Text(4, json(j->hosts).dump());
-      q.Text(5, LayoutToJson(j->layout).dump());
-      q.Int(6, j->first_seen_ns);
-      q.Int(7, j->last_seen_ns);
-      q.Int(8, j->active ? 1 : 0);
-      q.Int(9, static_cast<int64_t>(j->windows));
+      q.Text(2, gpus.dump());
+      q.Text(3, json(j->hosts).dump());
+      q.Text(4, LayoutToJson(j->layout).dump());
+      q.Int(5, j->first_seen_ns);
+      q.Int(6, j->last_seen_ns);
+      q.Int(7, j->active ? 1 : 0);
+      q.Int(8, static_cast<int64_t>(j->windows));
       if (q.Step() != SQLITE_DONE) return fail("jobs");
       q.Reset();
     }
@@ -315,8 +330,8 @@ Status Store::Write(const WindowWrite& w) {
     }
   }
   {
-    Stmt q(db_, "INSERT OR REPLACE INTO findings(id, kind, severity, job, start_ns, end_ns, doc) "
-                "VALUES(?1,?2,?3,?4,?5,?6,?7)");
+    Stmt q(db_, "INSERT OR REPLACE INTO findings(id, kind, severity, job, start_ns, end_ns, doc, "
+                "first_window_end_ns) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)");
     for (const StoredFinding* f : w.findings) {
       q.Int(1, f->id);
       q.Text(2, diagnosis::FindingKindName(f->finding.kind));
@@ -325,6 +340,7 @@ Status Store::Write(const WindowWrite& w) {
       q.Int(5, f->finding.start_ns);
       q.Int(6, f->finding.end_ns);
       q.Text(7, FindingToJson(*f).dump());
+      q.Int(8, f->first_window_end_ns);
       if (q.Step() != SQLITE_DONE) return fail("findings");
       q.Reset();
     }
@@ -339,11 +355,6 @@ Status Store::Write(const WindowWrite& w) {
       if (q.Step() != SQLITE_DONE) return fail("baselines");
       q.Reset();
     }
-  }
-  {
-    Stmt q(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('next_job_number', ?1)");
-    q.Text(1, std::to_string(w.next_job_number));
-    if (q.Step() != SQLITE_DONE) return fail("meta");
   }
   if (const StreamPosition* p = w.stream_position) {
     Stmt q(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('stream_position', ?1)");

@@ -33,9 +33,8 @@ struct StreamPosition {
 
 struct LoadedState {
   std::vector<JobState> jobs;            // with up to kMaxStepsInMemory recent steps each
-  std::vector<StoredFinding> findings;   // the most recent kMaxFindings, by id
+  std::vector<StoredFinding> findings;   // the most recent kMaxFindings, by first window, id
   diagnosis::BaselineStore baselines;
-  int64_t next_job_number = 0;
   uint64_t bad_rows = 0;                 // rows that could not be read back (skipped)
   std::optional<StreamPosition> stream_position;  // an analyser's (serve --role analyser)
 };
@@ -58,7 +57,6 @@ class Store {
     std::vector<std::pair<std::string, StepPoint>> steps;   // new step points (job id, point)
     std::vector<const StoredFinding*> findings;             // new or updated findings
     const diagnosis::BaselineStore* baselines = nullptr;
-    int64_t next_job_number = 0;
     const StreamPosition* stream_position = nullptr;  // an analyser's, after this window
   };
   Status Write(const WindowWrite& w);
@@ -66,6 +64,7 @@ class Store {
  private:
   Store() = default;
   Status Exec(const char* sql);
+  Status AddFindingOrder();  // the findings' first-window column and index, in old stores too
   Status QuickCheck();  // PRAGMA quick_check: kDataLoss naming the first problems
   StatusOr<std::optional<StreamPosition>> LoadStreamPosition();  // meta row, if any
   sqlite3* db_ = nullptr;

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "service/api_json.h"
+
 namespace prism::service {
 namespace {
 
@@ -47,7 +49,6 @@ TEST(Store, WritesAndReadsBackAcrossReopen) {
     w.steps = {{"job3", {100, 200, 0.1}}, {"job3", {200, 300, 0.1}}};
     w.findings = {&f};
     w.baselines = &baselines;
-    w.next_job_number = 4;
     ASSERT_TRUE((*store)->Write(w));
   }
   auto store = Store::Open(path);
@@ -64,7 +65,6 @@ TEST(Store, WritesAndReadsBackAcrossReopen) {
   EXPECT_EQ(loaded->findings[0].finding.severity, diagnosis::Severity::kCritical);
   EXPECT_EQ(loaded->findings[0].finding.gpus, f.finding.gpus);
   EXPECT_EQ(loaded->findings[0].windows, 3);
-  EXPECT_EQ(loaded->next_job_number, 4);
   EXPECT_DOUBLE_EQ(loaded->baselines.at("10.0.0.1").median, 1.5);
   store->reset();
   std::filesystem::remove(path);
@@ -166,6 +166,65 @@ TEST(Store, StreamPositionRoundTripAndRefusal) {
     EXPECT_EQ(loaded.error().code, ErrorCode::kDataLoss);
     EXPECT_NE(loaded.error().message.find("stream_position"), std::string::npos);
   }
+  for (const char* suffix : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(path + suffix);
+}
+
+// A store written while ids were numbers (jobs "job<n>" ordered by a number column, findings
+// numbered from 1, no first-window column) loads as it was; findings written since sort after its
+// rows, by first window, whatever their (hashed) ids.
+TEST(Store, AStoreOfNumberedIdsLoadsAndNewFindingsSortByFirstWindow) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("prism_store_numbered_" + std::to_string(getpid()) + ".sqlite"))
+                               .string();
+  std::filesystem::remove(path);
+  StoredFinding old;
+  old.id = 2;
+  old.finding.kind = diagnosis::FindingKind::kSlowStep;
+  old.finding.job = "job0";
+  old.first_window_end_ns = old.last_window_end_ns = 500;
+  old.windows = 1;
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const std::string old_schema =
+      "CREATE TABLE jobs(id TEXT PRIMARY KEY, number INTEGER, gpus TEXT, hosts TEXT, layout TEXT, "
+      "first_seen_ns INTEGER, last_seen_ns INTEGER, active INTEGER, windows INTEGER);"
+      "CREATE TABLE findings(id INTEGER PRIMARY KEY, kind TEXT, severity TEXT, job TEXT, "
+      "start_ns INTEGER, end_ns INTEGER, doc TEXT);"
+      "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+      "INSERT INTO jobs VALUES('job0', 0, '[\"10.0.0.1\"]', '[\"h1\"]', '{}', 10, 500, 1, 3);"
+      "INSERT INTO meta VALUES('next_job_number', '1');"
+      "INSERT INTO findings VALUES(2, 'slow_step', 'warning', 'job0', 0, 0, '" +
+      FindingToJson(old).dump() + "');";
+  ASSERT_EQ(sqlite3_exec(db, old_schema.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  StoredFinding later = old, earlier = old;  // ids in the opposite order of their first windows
+  later.id = int64_t{5} << 32;
+  later.first_window_end_ns = 700;
+  earlier.id = later.id + 1;
+  earlier.first_window_end_ns = 600;
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store) << store.error().message;
+    auto loaded = (*store)->Load();
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    ASSERT_EQ(loaded->jobs.size(), 1u);
+    EXPECT_EQ(loaded->jobs[0].id, "job0");
+    EXPECT_EQ(loaded->jobs[0].windows, 3u);
+    ASSERT_EQ(loaded->findings.size(), 1u);
+    EXPECT_EQ(loaded->findings[0].id, 2);
+    Store::WindowWrite w;
+    w.findings = {&later, &earlier};
+    ASSERT_TRUE((*store)->Write(w));
+  }
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store) << store.error().message;
+  auto loaded = (*store)->Load();
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  ASSERT_EQ(loaded->findings.size(), 3u);
+  EXPECT_EQ(loaded->findings[0].id, 2);
+  EXPECT_EQ(loaded->findings[1].id, earlier.id);
+  EXPECT_EQ(loaded->findings[2].id, later.id);
+  store->reset();
   for (const char* suffix : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(path + suffix);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "output/report.h"
 #include "output/scheduler_jobs.h"
 #include "pipeline/analyze_window.h"
+#include "service/stable_ids.h"
 
 namespace prism::service {
 
@@ -103,26 +105,22 @@ Tracker::Tracker(const TrackerOptions& options, const Topology* topology)
 
 void Tracker::Restore(LoadedState state) {
   baselines_ = std::move(state.baselines);
-  next_job_number_ = state.next_job_number;
   for (JobState& j : state.jobs) {
     job_by_gpus_[j.gpus] = j.id;
-    if (const size_t p = j.id.find_first_of("0123456789"); p != std::string::npos) {
-      next_job_number_ = std::max<int64_t>(next_job_number_, std::stoll(j.id.substr(p)) + 1);
-    }
     std::string id = j.id;
     jobs_[id] = std::move(j);
   }
   for (StoredFinding& f : state.findings) {
-    next_finding_id_ = std::max(next_finding_id_, f.id + 1);
     CountRaise(f.finding);
     if (!diagnosis::IsJobEvent(f.finding.kind)) {
       open_findings_[MergeKey(f.finding)] = f.id;
     }
+    finding_order_.emplace(f.first_window_end_ns, f.id);
     findings_[f.id] = std::move(f);
   }
 }
 
-std::string Tracker::AssignJob(const output::ReportJob& job, int64_t window_end_ns, bool* is_new) {
+std::string Tracker::AssignJob(const output::ReportJob& job, bool* is_new) {
   *is_new = false;
   if (auto it = job_by_gpus_.find(job.gpus); it != job_by_gpus_.end()) return it->second;
   // A window may miss a few GPUs of a job (idle, or at the edge): match an active job closely.
@@ -135,50 +133,75 @@ std::string Tracker::AssignJob(const output::ReportJob& job, int64_t window_end_
   }
   if (!best.empty()) return best;
   *is_new = true;
-  return fmt::format("job{}", next_job_number_++);
+  return NewJobId(job.gpus);
+}
+
+std::string Tracker::NewJobId(const std::vector<IpAddr>& gpus) const {
+  // Taken only by a job first seen with exactly these GPUs whose set has changed since (else the
+  // exact match above would have found it): rare, and resolved the same way by every tracker
+  // that saw that job.
+  for (int attempt = 1;; ++attempt) {
+    std::string id = StableJobId(gpus, attempt);
+    if (jobs_.count(id) == 0) return id;
+  }
+}
+
+StoredFinding* Tracker::MergeIntoOpen(const std::string& key, const output::ReportFinding& f,
+                                      int64_t window_end_ns) {
+  auto it = open_findings_.find(key);
+  if (it == open_findings_.end()) return nullptr;
+  auto fit = findings_.find(it->second);
+  if (fit == findings_.end() || f.start_ns > fit->second.finding.end_ns + options_.step_ns) {
+    return nullptr;
+  }
+  StoredFinding& s = fit->second;
+  output::ReportFinding& old = s.finding;
+  const bool raised = f.severity > old.severity;
+  const int64_t start = std::min(old.start_ns, f.start_ns);
+  const int64_t end = std::max(old.end_ns, f.end_ns);
+  const auto severity = std::max(old.severity, f.severity);
+  const int units = std::max(old.units, f.units);
+  if (f.units >= old.units || raised) old = f;  // the fuller evidence wins
+  old.start_ns = start;
+  old.end_ns = end;
+  old.severity = severity;
+  old.units = units;
+  s.last_window_end_ns = window_end_ns;
+  ++s.windows;
+  if (raised) CountRaise(old);
+  return &s;
 }
 
 StoredFinding* Tracker::AddFinding(output::ReportFinding f, int64_t window_end_ns, bool mergeable) {
   const std::string key = MergeKey(f);
   if (mergeable) {
-    if (auto it = open_findings_.find(key); it != open_findings_.end()) {
-      auto fit = findings_.find(it->second);
-      if (fit != findings_.end() &&
-          f.start_ns <= fit->second.finding.end_ns + options_.step_ns) {
-        StoredFinding& s = fit->second;
-        output::ReportFinding& old = s.finding;
-        const bool raised = f.severity > old.severity;
-        const int64_t start = std::min(old.start_ns, f.start_ns);
-        const int64_t end = std::max(old.end_ns, f.end_ns);
-        const auto severity = std::max(old.severity, f.severity);
-        const int units = std::max(old.units, f.units);
-        if (f.units >= old.units || raised) old = f;  // the fuller evidence wins
-        old.start_ns = start;
-        old.end_ns = end;
-        old.severity = severity;
-        old.units = units;
-        s.last_window_end_ns = window_end_ns;
-        ++s.windows;
-        if (raised) CountRaise(old);
-        return &s;
-      }
-    }
+    if (StoredFinding* merged = MergeIntoOpen(key, f, window_end_ns)) return merged;
   }
   StoredFinding s;
-  s.id = next_finding_id_++;
+  // Two findings of one identity first reported by the same window (disjoint times within it)
+  // take the next free id, in the order the window lists them.
+  s.id = StableFindingId(key, window_end_ns);
+  while (findings_.count(s.id) != 0) s.id = NextFindingId(s.id);
   s.finding = std::move(f);
   s.first_window_end_ns = s.last_window_end_ns = window_end_ns;
   s.windows = 1;
   CountRaise(s.finding);
   if (mergeable) open_findings_[key] = s.id;
+  finding_order_.emplace(s.first_window_end_ns, s.id);
   auto [it, _] = findings_.emplace(s.id, std::move(s));
+  DropOldestFindings();
+  return &it->second;
+}
+
+void Tracker::DropOldestFindings() {
   while (findings_.size() > kMaxFindings) {
-    auto oldest = findings_.begin();
+    const int64_t id = finding_order_.begin()->second;
+    finding_order_.erase(finding_order_.begin());
+    auto oldest = findings_.find(id);
     auto o = open_findings_.find(MergeKey(oldest->second.finding));
-    if (o != open_findings_.end() && o->second == oldest->first) open_findings_.erase(o);
+    if (o != open_findings_.end() && o->second == id) open_findings_.erase(o);
     findings_.erase(oldest);
   }
-  return &it->second;
 }
 
 namespace {
@@ -293,7 +316,7 @@ std::vector<std::string> Tracker::MatchJobs(int64_t window_start_ns, int64_t win
   std::vector<std::string> changed;
   for (output::ReportJob& rj : report->jobs) {
     bool is_new = false;
-    const std::string id = AssignJob(rj, window_end_ns, &is_new);
+    const std::string id = AssignJob(rj, &is_new);
     rename[rj.id] = id;
     seen.insert(id);
     JobState& js = jobs_[id];
@@ -438,7 +461,6 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
   const auto t0 = std::chrono::steady_clock::now();
   *write = Store::WindowWrite();
   write->baselines = &baselines_;
-  write->next_job_number = next_job_number_;
   const uint64_t window_records = window.records;
   WindowAnalysis analysis;
   try {
@@ -471,7 +493,6 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
   std::sort(changed.begin(), changed.end());
   changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
   for (const std::string& id : changed) write->jobs.push_back(&jobs_[id]);
-  write->next_job_number = next_job_number_;
   KeepLatestReport(std::move(report), report_out);
 
   ++windows_;
@@ -494,15 +515,14 @@ std::shared_ptr<const Snapshot> Tracker::BuildSnapshot() const {
   s->windows_analysed = windows_;
   std::vector<const JobState*> jobs;
   for (const auto& [id, js] : jobs_) jobs.push_back(&js);
-  auto number = [](const std::string& id) {
-    const size_t p = id.find_first_of("0123456789");
-    return p == std::string::npos ? 0 : std::stoll(id.substr(p));
-  };
-  std::sort(jobs.begin(), jobs.end(),
-            [&](const JobState* a, const JobState* b) { return number(a->id) < number(b->id); });
+  std::sort(jobs.begin(), jobs.end(), [](const JobState* a, const JobState* b) {
+    return std::tie(a->first_seen_ns, a->id) < std::tie(b->first_seen_ns, b->id);
+  });
   for (const JobState* j : jobs) s->jobs.push_back(*j);
   s->findings.reserve(findings_.size());
-  for (const auto& [id, f] : findings_) s->findings.push_back(f);
+  for (const auto& [first_window_end_ns, id] : finding_order_) {
+    s->findings.push_back(findings_.at(id));
+  }
   s->gpus = gpus_;
   s->switch_bandwidth_relative = switch_bw_;
   s->switch_dp_bandwidth = switch_dp_bw_;

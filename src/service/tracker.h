@@ -2,8 +2,9 @@
 // The incremental analysis of `llmprism serve`: each window is analysed exactly as `analyze`
 // analyses one (pipeline/analyze_window.h: Analyze + Diagnose + the window's report), and the Tracker
 // carries across windows what a single window cannot know:
-//   - job identity: a job keeps its id ("job<n>", numbered at first sight) while its GPU set is
-//     the same (or overlaps an active job's by >= 90%, Jaccard: a window may miss a few idle GPUs);
+//   - job identity: a job keeps its id (service/stable_ids.h: a hash of its GPU set at first
+//     sight, so every tracker that sees the job gives it the same id) while its GPU set is the
+//     same (or overlaps an active job's by >= 90%, Jaccard: a window may miss a few idle GPUs);
 //     a job is "started" when first seen and "ended" when absent for a whole window length, each
 //     noted as an info finding (job_started / job_ended);
 //   - diagnosis baselines (BaselineStore, keyed by job), so k-sigma compares against history;
@@ -12,7 +13,8 @@
 //     previous step);
 //   - findings: overlapping windows report the same problem again; a finding with the same kind,
 //     job, GPUs, switches and metric that overlaps (or follows within one step) a known one
-//     updates it (time range grows, severity only rises) instead of adding a new one.
+//     updates it (time range grows, severity only rises) instead of adding a new one. A new
+//     finding's id is a hash of that identity and its first window (service/stable_ids.h).
 // Single-threaded (the analysis thread). Sits after output (it builds the per-window Report).
 #pragma once
 
@@ -71,13 +73,18 @@ class Tracker {
   std::shared_ptr<const Snapshot> BuildSnapshot() const;
 
   const diagnosis::BaselineStore& baselines() const { return baselines_; }
-  int64_t next_job_number() const { return next_job_number_; }
 
  private:
   void NoteIncomplete(const Window& window, const WindowLoss& loss, const std::string& failed,
                       Store::WindowWrite* write, output::Report* report);
-  std::string AssignJob(const output::ReportJob& job, int64_t window_end_ns, bool* is_new);
+  std::string AssignJob(const output::ReportJob& job, bool* is_new);
+  std::string NewJobId(const std::vector<IpAddr>& gpus) const;
   StoredFinding* AddFinding(output::ReportFinding f, int64_t window_end_ns, bool mergeable);
+  // The open finding `f` continues (same identity, overlapping or within a step), updated; null
+  // if none.
+  StoredFinding* MergeIntoOpen(const std::string& key, const output::ReportFinding& f,
+                               int64_t window_end_ns);
+  void DropOldestFindings();  // beyond kMaxFindings, by first window
 
   // AnalyzeWindow's stages, in the order it runs them.
   // What one window's records give, before any of the tracker's state changes (so that running
@@ -115,10 +122,10 @@ class Tracker {
   diagnosis::BaselineStore baselines_;
   std::map<std::string, JobState> jobs_;
   std::map<std::vector<IpAddr>, std::string> job_by_gpus_;
-  int64_t next_job_number_ = 0;
   std::map<int64_t, StoredFinding> findings_;  // by id
+  // (first window end, id) of every finding in findings_: oldest first, as ids no longer are.
+  std::set<std::pair<int64_t, int64_t>> finding_order_;
   std::map<std::string, int64_t> open_findings_;  // merge key -> id
-  int64_t next_finding_id_ = 1;
   std::map<IpAddr, GpuHistory> gpus_;
   std::map<std::string, double> switch_bw_;
   std::vector<diagnosis::SwitchDpBandwidth> switch_dp_bw_;

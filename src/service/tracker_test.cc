@@ -2,15 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
+#include <map>
 #include <new>
 #include <set>
 #include <string>
 
 #include "sim/scenarios.h"
 #include "sim/simulator.h"
+#include "service/stable_ids.h"
 #include "service/window_buffer.h"
 
 // While armed, every allocation of at least this many bytes fails with std::bad_alloc, as a real
@@ -40,7 +45,11 @@ struct Records : FlowSink {
   void OnRecord(const FlowRecord& r) override { all.push_back(r); }
 };
 
-// The `tiny` scenario (64 GPUs, 30 s) as one window of a 60-s window buffer.
+constexpr int64_t kMinute = 60'000'000'000;
+
+// The `tiny` scenario (64 GPUs, 30 s) as one window of a 60-s window buffer; "job B" is a copy of
+// its records on other addresses (10.x.y.z -> 10.(x+1).y.z), for tests that need jobs the tracker
+// can meet in different orders. (Without a topology the tracker recognises 8 jobs in each copy.)
 class TrackerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -50,31 +59,48 @@ class TrackerTest : public ::testing::Test {
     records_ = new Records;
     points_ = new PointTable;
     ASSERT_TRUE(sim::Simulate(*config, cluster, records_, points_));
+    copy_ = new std::vector<FlowRecord>;
+    for (FlowRecord r : records_->all) {
+      r.src = IpAddr::FromV4(r.src.v4() + (1u << 16));
+      r.dst = IpAddr::FromV4(r.dst.v4() + (1u << 16));
+      copy_->push_back(r);
+    }
   }
   static void TearDownTestSuite() {
     delete records_;
     delete points_;
+    delete copy_;
   }
   // The scenario's records, `shift_ns` later.
-  Window TheWindow(int64_t shift_ns = 0) {
+  Window TheWindow(int64_t shift_ns = 0) { return JobsWindow(shift_ns, true, false); }
+  // The records of job A (the scenario's), of job B (the copy) or both, `shift_ns` later.
+  Window JobsWindow(int64_t shift_ns, bool job_a, bool job_b) {
     WindowBufferOptions o;  // 60 s windows, 10 s steps
     buffer_ = std::make_unique<WindowBuffer>(o);
-    for (FlowRecord r : records_->all) {
-      r.start_ns += shift_ns;
-      r.end_ns += shift_ns;
-      EXPECT_EQ(buffer_->Add(r), WindowBuffer::AddResult::kAccepted);
-    }
+    uint64_t added = 0;
+    auto add = [&](const std::vector<FlowRecord>& records) {
+      for (FlowRecord r : records) {
+        r.start_ns += shift_ns;
+        r.end_ns += shift_ns;
+        EXPECT_EQ(buffer_->Add(r), WindowBuffer::AddResult::kAccepted);
+        ++added;
+      }
+    };
+    if (job_a) add(records_->all);
+    if (job_b) add(*copy_);
     buffer_->Flush();
     Window w;
     EXPECT_TRUE(buffer_->TakeDue(&w));
-    EXPECT_EQ(w.records, records_->all.size());
+    EXPECT_EQ(w.records, added);
     return w;
   }
   static Records* records_;
   static PointTable* points_;
+  static std::vector<FlowRecord>* copy_;
   std::unique_ptr<WindowBuffer> buffer_;
 };
 Records* TrackerTest::records_ = nullptr;
+std::vector<FlowRecord>* TrackerTest::copy_ = nullptr;
 PointTable* TrackerTest::points_ = nullptr;
 
 // Out of memory inside a window's analysis: the window is reported as not analysed (a
@@ -170,7 +196,7 @@ TEST_F(TrackerTest, JobsKeepTheirIdsAcrossWindows) {
   EXPECT_GT(first_steps, 0u);
 
   ASSERT_TRUE(
-      tracker.AnalyzeWindow(TheWindow(60'000'000'000), *points_, WindowLoss{}, &second, &r2));
+      tracker.AnalyzeWindow(TheWindow(kMinute), *points_, WindowLoss{}, &second, &r2));
   EXPECT_EQ(started(second), 0u);
   EXPECT_EQ(ids(second), jobs);
   EXPECT_GT(second.steps.size(), 0u);
@@ -187,6 +213,108 @@ TEST_F(TrackerTest, JobsKeepTheirIdsAcrossWindows) {
     steps += j.steps.size();
   }
   EXPECT_EQ(steps, first_steps + second.steps.size());
+}
+
+// Job ids come from the jobs, not from the order a tracker meets them: one tracker sees job A a
+// window before job B, another B before A; both give each job the same id, the hash of its GPUs.
+TEST_F(TrackerTest, JobIdsDoNotDependOnTheOrderJobsAreMet) {
+  auto ids_by_gpus = [&](bool a_first) {
+    Tracker t(TrackerOptions{}, nullptr);
+    Store::WindowWrite w;
+    EXPECT_TRUE(t.AnalyzeWindow(JobsWindow(0, a_first, !a_first), *points_, WindowLoss{}, &w));
+    EXPECT_TRUE(t.AnalyzeWindow(JobsWindow(kMinute, true, true), *points_, WindowLoss{}, &w));
+    std::map<std::vector<IpAddr>, std::string> out;
+    const auto snapshot = t.BuildSnapshot();
+    for (const JobState& j : snapshot->jobs) out[j.gpus] = j.id;
+    return out;
+  };
+  const auto a_first = ids_by_gpus(true);
+  const auto b_first = ids_by_gpus(false);
+  ASSERT_EQ(a_first.size(), 16u);  // 8 in each copy
+  EXPECT_EQ(a_first, b_first);
+  for (const auto& [gpus, id] : a_first) EXPECT_EQ(id, StableJobId(gpus));
+}
+
+// What a shard's analyser gives: it sees only job B and is restarted from its database between
+// two windows, yet job B and every finding about it have the ids, first windows and window
+// counts of one tracker that saw both jobs throughout.
+TEST_F(TrackerTest, AShardRestartedFromItsStoreGivesTheSameIdsAsOneTracker) {
+  Tracker reference(TrackerOptions{}, nullptr);
+  Store::WindowWrite w;
+  for (const int64_t shift : {int64_t{0}, kMinute}) {
+    ASSERT_TRUE(reference.AnalyzeWindow(JobsWindow(shift, true, true), *points_, WindowLoss{}, &w));
+  }
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("prism_tracker_ids_" + std::to_string(getpid()) + ".sqlite"))
+                               .string();
+  std::filesystem::remove(path);
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store) << store.error().message;
+    Tracker shard(TrackerOptions{}, nullptr);
+    ASSERT_TRUE(shard.AnalyzeWindow(JobsWindow(0, false, true), *points_, WindowLoss{}, &w));
+    ASSERT_TRUE((*store)->Write(w));
+  }
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store) << store.error().message;
+  auto loaded = (*store)->Load();
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  Tracker restarted(TrackerOptions{}, nullptr);
+  restarted.Restore(std::move(*loaded));
+  ASSERT_TRUE(restarted.AnalyzeWindow(JobsWindow(kMinute, false, true), *points_, WindowLoss{}, &w));
+  store->reset();
+  for (const char* suffix : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(path + suffix);
+
+  const auto want = reference.BuildSnapshot();
+  const auto got = restarted.BuildSnapshot();
+  std::map<std::vector<IpAddr>, std::string> want_ids;
+  for (const JobState& j : want->jobs) want_ids[j.gpus] = j.id;
+  ASSERT_EQ(got->jobs.size(), 8u);  // job B's
+  std::set<std::string> job_b;
+  for (const JobState& j : got->jobs) {
+    EXPECT_EQ(j.windows, 2u);
+    EXPECT_EQ(j.id, want_ids[j.gpus]);
+    job_b.insert(j.id);
+  }
+  std::map<int64_t, const StoredFinding*> want_by_id;
+  for (const StoredFinding& f : want->findings) want_by_id[f.id] = &f;
+  size_t compared = 0;
+  for (const StoredFinding& f : got->findings) {
+    if (job_b.count(f.finding.job) == 0) continue;
+    auto it = want_by_id.find(f.id);
+    ASSERT_NE(it, want_by_id.end()) << diagnosis::FindingKindName(f.finding.kind) << " " << f.id;
+    EXPECT_EQ(it->second->finding.kind, f.finding.kind);
+    EXPECT_EQ(it->second->finding.job, f.finding.job);
+    EXPECT_EQ(it->second->first_window_end_ns, f.first_window_end_ns);
+    EXPECT_EQ(it->second->windows, f.windows);
+    ++compared;
+  }
+  EXPECT_GE(compared, got->jobs.size());  // job_started at least
+}
+
+// Findings of one identity first reported by different windows are different findings with
+// different ids; ids stay unique in the tracker, and the snapshot lists findings oldest first.
+TEST_F(TrackerTest, FindingIdsAreUniqueAndListedByFirstWindow) {
+  Tracker tracker(TrackerOptions{}, nullptr);
+  Store::WindowWrite w;
+  // Job A alone, then B alone two windows later (A ends), then A again (resumed): job_started
+  // of each of A's jobs twice, from two windows.
+  ASSERT_TRUE(tracker.AnalyzeWindow(JobsWindow(0, true, false), *points_, WindowLoss{}, &w));
+  ASSERT_TRUE(tracker.AnalyzeWindow(JobsWindow(2 * kMinute, false, true), *points_, WindowLoss{}, &w));
+  ASSERT_TRUE(tracker.AnalyzeWindow(JobsWindow(4 * kMinute, true, false), *points_, WindowLoss{}, &w));
+  const auto s = tracker.BuildSnapshot();
+  std::set<int64_t> ids;
+  size_t a_started = 0;
+  const std::string first_job = s->jobs.at(0).id;
+  for (size_t i = 0; i < s->findings.size(); ++i) {
+    const StoredFinding& f = s->findings[i];
+    EXPECT_TRUE(ids.insert(f.id).second) << f.id;
+    EXPECT_GE(f.id, int64_t{1} << 32);
+    EXPECT_LT(f.id, int64_t{1} << 53);
+    if (i > 0) EXPECT_LE(s->findings[i - 1].first_window_end_ns, f.first_window_end_ns);
+    a_started += f.finding.kind == diagnosis::FindingKind::kJobStarted && f.finding.job == first_job;
+  }
+  EXPECT_EQ(a_started, 2u);
 }
 
 }  // namespace
