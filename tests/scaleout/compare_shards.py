@@ -1,10 +1,12 @@
 """The checks of shards.sh: two shard analysers together against one serve on the same records.
 
-Jobs are compared by their GPUs (each analyser numbers its own jobs), findings by their job's
-GPUs. Per-job answers must be equal: every job (layout, windows seen, step series) and every
-finding about a job's GPUs that names no switch. Findings that name switches or links come from
-medians over every job's records through them (the bandwidth rule): a shard sees only its jobs'
-share, so those are listed where they differ, not required equal.
+Jobs and findings are compared by their ids: a job's id is derived from its GPUs and a finding's
+from what it is about and its first window (service/stable_ids.h), so the shard that analyses a
+job gives it, and its findings, the reference's ids. Per-job answers must be equal: every job
+(id, GPUs, layout, windows seen, step series) and every finding about a job that names no
+switch. Findings that name switches or links come from medians over every job's records through
+them (the bandwidth rule): a shard sees only its jobs' share, so those are listed where they
+differ, not required equal.
 
 Usage: compare_shards.py WORK PART1_RECORDS TOTAL_RECORDS"""
 import sys
@@ -12,27 +14,19 @@ import sys
 import compare_state as c
 
 
-def job_gpus(state):
-    return {i: tuple(j["gpu_list"]) for i, j in state["jobs"].items()}
-
-
-def jobs_by_gpus(state):
-    return {tuple(j["gpu_list"]): (j["layout"], j["windows"], j["step_series"]["rows"])
-            for j in state["jobs"].values()}
+def jobs_by_id(state):
+    return {i: (tuple(j["gpu_list"]), j["layout"], j["windows"], j["step_series"]["rows"])
+            for i, j in state["jobs"].items()}
 
 
 def finding_rows(state):
-    gpus_of = job_gpus(state)
-    rows = []
-    for f in state["findings"]:
-        rows.append((f["kind"], f["severity"], gpus_of.get(f["job"], f["job"]), tuple(f["gpus"]),
-                     tuple(f["switches"]), f["start_ns"], f["end_ns"], f["first_window_end_ns"],
-                     f["last_window_end_ns"], f["windows"]))
-    return rows
+    return [(f["id"], f["kind"], f["severity"], f["job"], tuple(f["gpus"]), tuple(f["switches"]),
+             f["start_ns"], f["end_ns"], f["first_window_end_ns"], f["last_window_end_ns"],
+             f["windows"]) for f in state["findings"]]
 
 
 def per_job(row):
-    return row[2] != "" and not row[4]
+    return row[3] != "" and not row[5]
 
 
 def main():
@@ -48,14 +42,16 @@ def main():
         c.check(c.lost(state) == 0, f"shard {s}: no record lost ({state['ingest']['records_lost']})")
         c.check(state["ingest"]["stream"]["lag_messages"] == 0, f"shard {s}: lag 0 at the end")
         c.check(len(state["jobs"]) >= 1, f"shard {s}: analyses {len(state['jobs'])} job(s)")
-    ref_jobs = jobs_by_gpus(ref)
+    ref_jobs = jobs_by_id(ref)
     both = {}
     for state in shards:
-        for gpus, job in jobs_by_gpus(state).items():
-            c.check(gpus not in both, f"job of {len(gpus)} GPUs from {gpus[0]} on one shard only")
-            both[gpus] = job
-    c.check(both == ref_jobs, f"the shards' jobs together are the reference's {len(ref_jobs)} "
-            "(GPUs, layout, windows seen, step series)")
+        for i, job in jobs_by_id(state).items():
+            c.check(i not in both, f"job {i} ({len(job[0])} GPUs) on one shard only")
+            both[i] = job
+    c.check(both == ref_jobs, f"the shards' jobs together are the reference's {len(ref_jobs)}, by "
+            f"id ({', '.join(sorted(ref_jobs))}; GPUs, layout, windows seen, step series)")
+    ids = [r[0] for state in shards for r in finding_rows(state)]
+    c.check(len(ids) == len(set(ids)), f"the shards' {len(ids)} finding ids are distinct")
     ref_rows = sorted(finding_rows(ref))
     shard_rows = sorted(r for state in shards for r in finding_rows(state))
     ref_job_rows = [r for r in ref_rows if per_job(r)]
@@ -63,14 +59,16 @@ def main():
     c.check(shard_job_rows == ref_job_rows,
             f"per-job findings: the reference's {len(ref_job_rows)} ({len(shard_job_rows)})")
     for r in sorted(set(ref_job_rows) ^ set(shard_job_rows)):
-        print("     differs:", "reference" if r in ref_job_rows else "shards", r[:2], r[3:])
+        print("     differs:", "reference" if r in ref_job_rows else "shards", r)
     ref_fabric = [r for r in ref_rows if not per_job(r)]
     shard_fabric = [r for r in shard_rows if not per_job(r)]
     same = sorted(set(ref_fabric) & set(shard_fabric))
     print(f"info fabric findings (switches, links): reference {len(ref_fabric)}, shards "
           f"{len(shard_fabric)}, {len(same)} equal")
     for r in sorted(set(ref_fabric) ^ set(shard_fabric)):
-        print("     only in", "reference:" if r in ref_fabric else "the shards:", r[:2], r[4:7])
+        print("     only in", "reference:" if r in ref_fabric else "the shards:", r[:3], r[5:8])
+    same_ids = {r[0] for r in ref_fabric} & {r[0] for r in shard_fabric}
+    print(f"info fabric findings with the reference's id: {len(same_ids)} of {len(ref_fabric)}")
     sys.exit(1 if c.fails else 0)
 
 

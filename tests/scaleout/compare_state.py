@@ -1,9 +1,10 @@
 """Checks shared by the scale-out tests of serve's roles (roles.sh, cluster.sh): the state of each
 analyser (tests/scaleout/roles_harness.sh `state`) against the one-process reference's.
 
-What must be equal: every finding (kind, severity, job, GPUs, switches, start and end, the first
-and last window that reported it, how many windows did) and every job (layout, windows it was
-seen in, GPUs, step series). A window analysed twice or lost shows in the windows counts, the
+What must be equal: every finding (id, kind, severity, job id, GPUs, switches, start and end, the
+first and last window that reported it, how many windows did) and every job by its id (layout,
+windows it was seen in, GPUs, step series): ids are derived from what they name, so a replica,
+a restarted analyser and the reference give the same ones. A window analysed twice or lost shows in the windows counts, the
 findings' windows and the step series."""
 import json
 
@@ -22,8 +23,8 @@ def load(path):
 
 
 def essence(state):
-    findings = sorted((f["kind"], f["severity"], f["job"], tuple(f["gpus"]), tuple(f["switches"]),
-                       f["start_ns"], f["end_ns"], f["first_window_end_ns"],
+    findings = sorted((f["id"], f["kind"], f["severity"], f["job"], tuple(f["gpus"]),
+                       tuple(f["switches"]), f["start_ns"], f["end_ns"], f["first_window_end_ns"],
                        f["last_window_end_ns"], f["windows"]) for f in state["findings"])
     jobs = {i: (j["layout"], j["windows"], j["step_series"]["rows"], j["gpus"])
             for i, j in state["jobs"].items()}
@@ -36,7 +37,7 @@ def lost(state):
 
 def check_reference(ref, fault_kind):
     findings, jobs = essence(ref)
-    check(len(jobs) >= 1 and any(f[0] == fault_kind for f in findings),
+    check(len(jobs) >= 1 and any(f[1] == fault_kind for f in findings),
           f"reference: {len(jobs)} job(s), {len(findings)} findings, {fault_kind} among them")
     check(lost(ref) == 0, "reference lost no record")
 
