@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -46,6 +47,23 @@ std::string MergeKey(const output::ReportFinding& f) {
   k += "|";
   for (const std::string& s : f.switches) k += s + ",";
   return k;
+}
+
+// The window's job ids ("job<n>", job_recognition.h) named in a finding's text, replaced by the
+// tracker's: a summary says which job it is about, and must name the job the finding carries.
+std::string RenameJobsInText(const std::string& text,
+                             const std::map<std::string, std::string>& rename) {
+  static const std::regex kWindowJobId(R"(\bjob[0-9]+\b)");
+  std::string out;
+  auto copied = text.cbegin();
+  for (std::sregex_iterator it(text.begin(), text.end(), kWindowJobId), end; it != end; ++it) {
+    out.append(copied, (*it)[0].first);
+    auto r = rename.find(it->str());
+    out += r == rename.end() ? it->str() : r->second;
+    copied = (*it)[0].second;
+  }
+  out.append(copied, text.cend());
+  return out;
 }
 
 // Step boundaries of a job from its GPUs' timelines: the GPU with the most steps gives the
@@ -356,7 +374,10 @@ std::vector<std::string> Tracker::MatchJobs(int64_t window_start_ns, int64_t win
   };
   for (output::ReportTimeline& t : report->timelines) ren(&t.job);
   for (output::ReportPair& p : report->pairs) ren(&p.job);
-  for (output::ReportFinding& f : report->findings) ren(&f.job);
+  for (output::ReportFinding& f : report->findings) {
+    ren(&f.job);
+    f.summary = RenameJobsInText(f.summary, rename);
+  }
   // Scheduler jobs by the tracker's job ids, so the scheduler_mismatch findings merge across
   // windows like any other.
   if (options_.jobs_map) {

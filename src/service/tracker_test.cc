@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <new>
+#include <regex>
 #include <set>
 #include <string>
 
@@ -315,6 +316,44 @@ TEST_F(TrackerTest, FindingIdsAreUniqueAndListedByFirstWindow) {
     a_started += f.finding.kind == diagnosis::FindingKind::kJobStarted && f.finding.job == first_job;
   }
   EXPECT_EQ(a_started, 2u);
+}
+
+// The rules write the window's job id ("job0") into a finding's text; the tracker's id replaces
+// it, so the text names the job the finding carries (Alertmanager's summary, the API, the
+// dashboard). `slow-steps` has a straggler GPU: a slow_step finding about its job.
+TEST(TrackerTexts, FindingTextsNameTheTrackersJobIds) {
+  auto config = sim::MakeScenario("slow-steps", 1);
+  ASSERT_TRUE(config);
+  sim::Cluster cluster(config->fabric);
+  Records records;
+  PointTable points;
+  ASSERT_TRUE(sim::Simulate(*config, cluster, &records, &points));
+  const Topology topology = cluster.MakeTopology();
+  WindowBufferOptions windows;  // as e2e_serve_roles analyses this scenario
+  windows.window_ns = 20'000'000'000;
+  windows.step_ns = 5'000'000'000;
+  WindowBuffer buffer(windows);
+  for (const FlowRecord& r : records.all) buffer.Add(r);
+  buffer.Flush();
+  TrackerOptions options;
+  options.window_ns = windows.window_ns;
+  options.step_ns = windows.step_ns;
+  Tracker tracker(options, &topology);
+  Store::WindowWrite w;
+  for (Window window; buffer.TakeDue(&window);) {
+    ASSERT_TRUE(tracker.AnalyzeWindow(std::move(window), points, WindowLoss{}, &w));
+  }
+  const std::regex window_id(R"(\bjob[0-9]+\b)");
+  size_t named = 0;
+  const auto snapshot = tracker.BuildSnapshot();
+  for (const StoredFinding& f : snapshot->findings) {
+    EXPECT_FALSE(std::regex_search(f.finding.summary, window_id)) << f.finding.summary;
+    if (f.finding.kind == diagnosis::FindingKind::kSlowStep) {
+      EXPECT_EQ(f.finding.summary.rfind(f.finding.job + ":", 0), 0u) << f.finding.summary;
+      ++named;
+    }
+  }
+  EXPECT_GE(named, 1u);
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ api /api/v1/dashboard >"$work/dashboard.json"
 api /api/v1/health >"$work/health.json"
 
 $py - "$work" <<'PY'
-import json, sys
+import json, re, sys
 work = sys.argv[1]
 a = json.load(open(f"{work}/analyze.json"))
 s = json.load(open(f"{work}/serve.json"))
@@ -87,7 +87,7 @@ rs = sum(x["records"] for x in s["sources"])
 check(ra == rs and ra > 0, f"both paths analysed {ra} / {rs} records")
 a["sources"] = s["sources"] = "(normalised: analyze names the file, serve its window)"
 
-# Job ids: the tracker assigns its own; map serve's to analyze's by GPU set.
+# Job ids: the tracker derives its own (docs/api.md, Ids); map serve's to analyze's by GPU set.
 by_gpus = {tuple(j["gpus"]): j["id"] for j in a["jobs"]}
 rename = {}
 for j in s["jobs"]:
@@ -100,6 +100,9 @@ for key in ("pairs", "timelines", "findings"):
     for x in s[key]:
         if "job" in x:
             x["job"] = ren(x["job"])
+# Finding texts name their job too (the tracker puts its id there).
+for f in s["findings"]:
+    f["summary"] = re.sub(r"\bjob-[0-9a-f]{12}(-[0-9]+)?\b", lambda m: ren(m.group(0)), f["summary"])
 check(len(a["jobs"]) > 0, f"{len(a['jobs'])} jobs, {len(a['findings'])} findings, "
       f"{len(a['timelines'])} timelines, {len(a['pairs'])} pairs")
 
