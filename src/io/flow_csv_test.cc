@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <filesystem>
@@ -24,7 +25,7 @@ class Collector : public FlowSink {
 IpAddr Ip(const char* s) { return *IpAddr::Parse(s); }
 
 std::string TempPath(const std::string& leaf) {
-  return (std::filesystem::path(::testing::TempDir()) / leaf).string();
+  return (std::filesystem::path(::testing::TempDir()) / (std::to_string(getpid()) + "_" + leaf)).string();
 }
 
 void WriteFile(const std::string& path, const std::string& data) {

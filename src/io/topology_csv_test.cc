@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -113,7 +114,7 @@ TEST(TopologyCsv, WriteThenReadFromFileRoundTrips) {
             "10.0.0.2,node1,7,leaf1,gpu\n"
             "fd00::5,store,,leaf2,storage\n"
             "10.0.0.9,mgmt,,,other\n");
-  std::string path = (std::filesystem::path(::testing::TempDir()) / "topology_rt.csv").string();
+  std::string path = (std::filesystem::path(::testing::TempDir()) / ("topology_rt." + std::to_string(getpid()) + ".csv")).string();
   {
     std::ofstream f(path);
     f << out.str();

@@ -1,6 +1,7 @@
 #include "pipeline/ipfix_read_on_threads.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <fmt/format.h>
@@ -140,7 +141,7 @@ TEST(IpfixReadOnThreads, CorruptedFilesGiveTheOneThreadResult) {
   variants.push_back({"bad message header", bad_header, false});
 
   const std::string path =
-      (std::filesystem::path(::testing::TempDir()) / "ipfix_on_threads.ipfix").string();
+      (std::filesystem::path(::testing::TempDir()) / ("ipfix_on_threads." + std::to_string(getpid()) + ".ipfix")).string();
   std::vector<uint64_t> clean_stats;
   for (const Variant& v : variants) {
     SCOPED_TRACE(v.name);

@@ -312,7 +312,9 @@ TEST_F(TrackerTest, FindingIdsAreUniqueAndListedByFirstWindow) {
     EXPECT_TRUE(ids.insert(f.id).second) << f.id;
     EXPECT_GE(f.id, int64_t{1} << 32);
     EXPECT_LT(f.id, int64_t{1} << 53);
-    if (i > 0) EXPECT_LE(s->findings[i - 1].first_window_end_ns, f.first_window_end_ns);
+    if (i > 0) {
+      EXPECT_LE(s->findings[i - 1].first_window_end_ns, f.first_window_end_ns);
+    }
     a_started += f.finding.kind == diagnosis::FindingKind::kJobStarted && f.finding.job == first_job;
   }
   EXPECT_EQ(a_started, 2u);
