@@ -68,6 +68,8 @@ std::string Escape(const std::string& v) {  // Prometheus label value
   return out;
 }
 
+}  // namespace
+
 json IngestJson(const ApiContext& ctx) {
   json sources = json::array();
   for (const SourceCounters* s : ctx.sources) {
@@ -122,6 +124,14 @@ json IngestJson(const ApiContext& ctx) {
                   {"reconnects", p.stream_reconnects.load()},
                   {"redelivered_messages", p.stream_redelivered.load()}};
     if (p.stream_leases) {
+      stream["next_sequence"] = stream["last_sequence"] = nullptr;  // per shard, below
+      json shards = json::array();
+      for (const PipelineCounters::ShardPosition& sp : p.ShardPositions()) {
+        shards.push_back(json{{"shard", sp.shard},
+                              {"next_sequence", sp.next_sequence},
+                              {"lag_messages", sp.lag_messages}});
+      }
+      stream["shards"] = std::move(shards);
       stream["shards_held"] = p.shards_held.load();
       stream["shard_leases_taken"] = p.shard_leases_taken.load();
       stream["shard_takeovers"] = p.shard_takeovers.load();
@@ -141,8 +151,6 @@ json IngestJson(const ApiContext& ctx) {
               {"records_held", p.records_held.load()},
               {"records_lost", TallyLoss(ctx.sources, p).records}};
 }
-
-}  // namespace
 
 std::optional<int64_t> ParseApiTime(const std::string& s) {
   if (s.empty()) return std::nullopt;

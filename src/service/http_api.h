@@ -53,6 +53,8 @@ inline constexpr int64_t kDegradedHoldNs = 300'000'000'000;
 
 // /api/v1/health: "ok" or "degraded" with the reasons, the loss by reason, memory, store state.
 nlohmann::json HealthJson(const ApiContext& ctx, int64_t now_wall_ns);
+// /api/v1/ingest: per source what was received and dropped, the stream (roles), queue and buffer.
+nlohmann::json IngestJson(const ApiContext& ctx);
 
 void InstallRoutes(httplib::Server* server, const ApiContext& ctx);
 

@@ -229,5 +229,27 @@ TEST(RenderMetrics, ShardLeases) {
   EXPECT_TRUE(HasLine(m, "llmprism_shard_leases_lost_total 0"));
 }
 
+// By lease each shard has its own consumer and sequence: /api/v1/ingest lists them, and the one
+// next/last sequence is null instead of a 0 that reads as "nothing read".
+TEST(IngestJson, ShardLeasesListTheShardsPositions) {
+  MetricsFixture f;
+  f.pipeline.stream_role = "analyser";
+  f.pipeline.stream_next_sequence = 5;
+  f.pipeline.stream_last_sequence = 9;
+  nlohmann::json stream = IngestJson(f.ctx)["stream"];
+  EXPECT_EQ(stream["next_sequence"], 5);  // given a subject: one sequence
+  EXPECT_FALSE(stream.contains("shards"));
+  f.pipeline.stream_leases = true;
+  f.pipeline.SetShardPositions({{0, 120, 3}, {2, 88, 0}});
+  stream = IngestJson(f.ctx)["stream"];
+  EXPECT_TRUE(stream["next_sequence"].is_null());
+  EXPECT_TRUE(stream["last_sequence"].is_null());
+  ASSERT_EQ(stream["shards"].size(), 2u);
+  EXPECT_EQ(stream["shards"][0], (nlohmann::json{{"shard", 0}, {"next_sequence", 120},
+                                                {"lag_messages", 3}}));
+  EXPECT_EQ(stream["shards"][1]["shard"], 2);
+  EXPECT_EQ(stream["shards"][1]["next_sequence"], 88);
+}
+
 }  // namespace
 }  // namespace prism::service

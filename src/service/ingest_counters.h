@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/stats.h"
 
@@ -101,6 +102,21 @@ struct PipelineCounters {
   bool stream_leases = false;
   std::atomic<uint64_t> shards_held{0}, shard_leases_taken{0}, shard_takeovers{0},
       shard_leases_lost{0};
+  // By lease, each held shard is read through its own consumer, with its own sequence: one
+  // next/last sequence would say nothing, so /api/v1/ingest lists the shards' positions.
+  struct ShardPosition {
+    int shard = 0;
+    uint64_t next_sequence = 0;  // the next message of the shard's consumer to read
+    uint64_t lag_messages = 0;   // its messages not yet delivered, as its consumer counts them
+  };
+  std::vector<ShardPosition> ShardPositions() const {
+    std::lock_guard<std::mutex> lock(shard_positions_mu_);
+    return shard_positions_;
+  }
+  void SetShardPositions(std::vector<ShardPosition> positions) {
+    std::lock_guard<std::mutex> lock(shard_positions_mu_);
+    shard_positions_ = std::move(positions);
+  }
 
   // Store: whether the last write succeeded, and what is waiting to be written again.
   std::atomic<bool> store_ok{true};
@@ -118,6 +134,8 @@ struct PipelineCounters {
  private:
   mutable std::mutex mu;
   std::string store_error;  // the last write's error; empty when it succeeded
+  mutable std::mutex shard_positions_mu_;
+  std::vector<ShardPosition> shard_positions_;
 };
 
 }  // namespace prism::service

@@ -376,6 +376,7 @@ struct Service::Impl {
         pipeline.shard_leases_taken = leased->leases_taken();
         pipeline.shard_takeovers = leased->takeovers();
         pipeline.shard_leases_lost = leased->leases_lost();
+        pipeline.SetShardPositions(leased->ShardPositions());
       }
       if (!st) {
         if (!failing) {

@@ -311,4 +311,10 @@ void ShardLeaseSource::Committed(int64_t end_ns) {
   }
 }
 
+std::vector<PipelineCounters::ShardPosition> ShardLeaseSource::ShardPositions() const {
+  std::vector<PipelineCounters::ShardPosition> out;
+  for (const auto& [shard, r] : readings_) out.push_back({shard, r.next_sequence, r.pending});
+  return out;
+}
+
 }  // namespace prism::service

@@ -31,6 +31,7 @@
 #include "scaleout/key_value.h"
 #include "scaleout/shard_leases.h"
 #include "scaleout/stream_checkpoint.h"
+#include "service/ingest_counters.h"
 #include "service/stream_reader.h"
 #include "service/stream_source.h"
 
@@ -80,6 +81,8 @@ class ShardLeaseSource : public StreamReader {
   uint64_t leases_taken() const { return leases_taken_.load(); }
   uint64_t takeovers() const { return takeovers_.load(); }  // taken from a holder that lapsed
   uint64_t leases_lost() const { return leases_lost_.load(); }
+  // The held shards' consumers' positions. Reader thread only (the thread that polls).
+  std::vector<PipelineCounters::ShardPosition> ShardPositions() const;
 
  private:
   struct Reading {

@@ -132,6 +132,14 @@ lag=$(metric $survivor llmprism_stream_lag_messages)
 check "$([ "$lag" = 0 ] && echo ok || echo fail)" "$survivor read both shards to lag 0 ($lag)"
 check "$([ "$(metric $survivor llmprism_shard_takeovers_total)" = 1 ] && echo ok || echo fail)" \
   "its /metrics count 1 takeover"
+# By lease each shard has its own sequence: the ingest API lists them (next message, lag).
+read -r verdict shards < <(curl -sf "http://127.0.0.1:${port[$survivor]}/api/v1/ingest" | $py -c '
+import json, sys
+shards = json.load(sys.stdin)["stream"]["shards"]
+ok = len(shards) == 2 and all(p["next_sequence"] > 1 and p["lag_messages"] == 0 for p in shards)
+print("ok" if ok else "fail", " ".join("{}:{}:{}".format(p["shard"], p["next_sequence"],
+                                                        p["lag_messages"]) for p in shards))')
+check "$verdict" "its /api/v1/ingest lists both shards read to lag 0 (shard:next:lag $shards)"
 lost=$(curl -sf "http://127.0.0.1:${port[$survivor]}/metrics" |
   awk '/^llmprism_records_(lost|dropped)_total/ {n += $2} END {print n + 0}')
 check "$([ "$lost" = 0 ] && echo ok || echo fail)" "no record lost or dropped by $survivor ($lost)"
