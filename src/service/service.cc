@@ -577,6 +577,36 @@ struct Service::Impl {
     }
   }
 
+  // The records' clock went back by more than a window: analyse what the buffer holds, then
+  // start windows again from there (the old buffer's counts carried on).
+  void RestartWindows(std::unique_ptr<WindowBuffer>& buffer, BufferTotals& carried) {
+    buffer->Flush();
+    Window w;
+    while (buffer->TakeDue(&w)) HandOff(std::move(w), true);
+    carried.windows_shortened += buffer->windows_shortened();
+    carried.records_given_up += buffer->records_given_up();
+    carried.windows_skipped += buffer->windows_skipped();
+    carried.records_skipped += buffer->records_skipped();
+    buffer = std::make_unique<WindowBuffer>(options.buffer, account);
+  }
+
+  // Hands the due windows to analysis: when closing, all of them (an analyser leaves its open
+  // windows to the stream: the next analyser reads their records again and analyses them whole);
+  // an analyser, all of them (the stream is the buffer: no window is skipped, reading waits for
+  // analysis instead); otherwise one when analysis is free: the oldest due window, or, when
+  // analysis fell more than a window length behind, the newest (the others skipped and counted).
+  void HandOffDue(WindowBuffer& buffer, bool closing) {
+    if (closing && !analyser()) buffer.Flush();
+    Window w;
+    if (closing) {
+      while (!analyser() && buffer.TakeDue(&w)) HandOff(std::move(w), true);
+    } else if (analyser()) {
+      while (buffer.TakeDue(&w)) HandOff(std::move(w), true);
+    } else if (!PendingBusy() && buffer.TakeDue(&w, MaxLagWindows())) {
+      HandOff(std::move(w), false);
+    }
+  }
+
   void RunWindows() {
     auto buffer = std::make_unique<WindowBuffer>(options.buffer, account);
     if (stream_source && stream_source->resumed()) {
@@ -632,17 +662,7 @@ struct Service::Impl {
                    "llmprism serve: the records' clock moved {} by more than a window ({} records "
                    "agree); windows follow it\n",
                    behind ? "back" : "ahead", release.size());
-        if (behind) {
-          // Back in time: analyse what the buffer holds, then start windows again from there.
-          buffer->Flush();
-          Window w;
-          while (buffer->TakeDue(&w)) HandOff(std::move(w), true);
-          carried.windows_shortened += buffer->windows_shortened();
-          carried.records_given_up += buffer->records_given_up();
-          carried.windows_skipped += buffer->windows_skipped();
-          carried.records_skipped += buffer->records_skipped();
-          buffer = std::make_unique<WindowBuffer>(options.buffer, account);
-        }
+        if (behind) RestartWindows(buffer, carried);
         for (const auto& h : release) accepted_any |= add(h.record, sources[h.source].get(), wall);
       }
       pipeline.records_held = guard.held();
@@ -654,20 +674,7 @@ struct Service::Impl {
                  (!stream_source || stream_source->caught_up())) {
         buffer->Flush();
       }
-      // An analyser stopping leaves its open windows to the stream: the next analyser reads their
-      // records again and analyses them whole.
-      if (closing && !analyser()) buffer->Flush();
-      Window w;
-      if (closing) {
-        while (!analyser() && buffer->TakeDue(&w)) HandOff(std::move(w), true);
-      } else if (analyser()) {
-        // The stream is the buffer: no window is skipped, reading waits for analysis instead.
-        while (buffer->TakeDue(&w)) HandOff(std::move(w), true);
-      } else if (!PendingBusy() && buffer->TakeDue(&w, MaxLagWindows())) {
-        // Analysis is free: the oldest due window, or, when analysis fell more than a window
-        // length behind, the newest (the others skipped and counted).
-        HandOff(std::move(w), false);
-      }
+      HandOffDue(*buffer, closing);
       PublishBuffer(*buffer, carried);
       ReportLoss(now);
       if (closing) break;
