@@ -836,6 +836,89 @@ struct Service::Impl {
     }
   }
 
+  // The UDP sources: IPFIX / NetFlow v9 collectors, then sFlow ones (the same socket, queue and
+  // allow-list), each with its counters.
+  Status OpenCollectors() {
+    struct UdpSpec {
+      std::string address;
+      bool sflow;
+    };
+    std::vector<UdpSpec> udp;
+    for (const std::string& a : options.udp) udp.push_back({a, false});
+    for (const std::string& a : options.sflow_udp) udp.push_back({a, true});
+    forward_ = std::vector<std::atomic<BatchingSink*>>(udp.size());
+    for (size_t i = 0; i < udp.size(); ++i) {
+      PRISM_ASSIGN_OR_RETURN(auto hp, ParseHostPort(udp[i].address,
+                                                    udp[i].sflow ? "--sflow-udp" : "--ipfix-udp"));
+      auto fw = std::make_unique<Impl::Forwarder>();
+      fw->to = &forward_[i];
+      forwarders_.push_back(std::move(fw));
+    }
+    collector_points.resize(udp.size());
+    for (size_t i = 0; i < udp.size(); ++i) {
+      auto hp = *ParseHostPort(udp[i].address, "");
+      ingest::UdpCollectorOptions co;
+      co.bind_address = hp.first;
+      co.port = hp.second;
+      co.max_queued_datagrams = options.udp_queue_datagrams;
+      co.allowed_sources = options.udp_allowed_sources;
+      if (udp[i].sflow) {
+        // Samples are timed by their arrival (sFlow carries no sample time): no export time.
+        co.protocol = ingest::UdpProtocol::kSflow;
+        co.sflow_flows = options.read.capture.flows;
+      } else {
+        // Each datagram's export time, for the records that follow (service/clock_guard.h).
+        co.on_datagram = [fw = &forward_[i]](std::span<const uint8_t> d) {
+          if (BatchingSink* sink = fw->load()) {
+            sink->SetExportTime(ExportTimeNs(d.data(), d.size()));
+          }
+        };
+      }
+      PRISM_ASSIGN_OR_RETURN(auto collector, ingest::UdpCollector::Start(
+                                                 co, forwarders_[i].get(), &collector_points[i]));
+      auto c = std::make_unique<SourceCounters>();
+      c->kind = udp[i].sflow ? "sflow-udp" : "ipfix-udp";
+      c->udp_port = collector->port();
+      c->name = fmt::format("{}:{}:{}", udp[i].sflow ? "sflow" : "udp", hp.first, collector->port());
+      WarnIfReceiveBufferShort(c->name, *collector, co.receive_buffer_bytes);
+      sources.push_back(std::move(c));
+      collectors.push_back(std::move(collector));
+    }
+    return OkStatus();
+  }
+
+  // Watched directories (checked to exist) and live captures (opened), each with its counters.
+  Status OpenWatchAndCaptures() {
+    for (const std::string& dir : options.watch) {
+      std::error_code ec;
+      if (!std::filesystem::is_directory(dir, ec)) {
+        return MakeError(ErrorCode::kNotFound, "--watch {}: not a directory", dir);
+      }
+      auto c = std::make_unique<SourceCounters>();
+      c->kind = "watch";
+      c->name = "dir:" + dir;
+      sources.push_back(std::move(c));
+    }
+
+    first_capture_source = sources.size();
+    for (const std::string& iface : options.capture) {
+      LiveCaptureOptions co;
+      co.interface = iface;
+      co.filter = options.capture_filter;
+      co.snaplen = options.capture_snaplen;
+      co.buffer_bytes = options.capture_buffer_bytes;
+      co.flows = options.read.capture.flows;
+      PRISM_ASSIGN_OR_RETURN(auto cap, LiveCapture::Open(co));
+      auto c = std::make_unique<SourceCounters>();
+      c->kind = "capture";
+      c->name = "capture:" + iface;
+      c->capture_filter = options.capture_filter;
+      sources.push_back(std::move(c));
+      captures.push_back(std::move(cap));
+    }
+    return OkStatus();
+  }
+
   // Per collector: where its records go (the decode thread's BatchingSink, set while it runs).
   std::vector<std::atomic<BatchingSink*>> forward_;
   struct Forwarder : FlowSink {
@@ -1087,80 +1170,8 @@ StatusOr<std::unique_ptr<Service>> Service::Start(const ServiceOptions& options)
   PRISM_RETURN_IF_ERROR(s.PlanMemoryBudget());
   PRISM_RETURN_IF_ERROR(s.LoadState());
 
-  // Sources.
-  // IPFIX / NetFlow v9 collectors, then sFlow ones: the same socket, queue and allow-list.
-  struct UdpSpec {
-    std::string address;
-    bool sflow;
-  };
-  std::vector<UdpSpec> udp;
-  for (const std::string& a : options.udp) udp.push_back({a, false});
-  for (const std::string& a : options.sflow_udp) udp.push_back({a, true});
-  s.forward_ = std::vector<std::atomic<BatchingSink*>>(udp.size());
-  for (size_t i = 0; i < udp.size(); ++i) {
-    PRISM_ASSIGN_OR_RETURN(auto hp, ParseHostPort(udp[i].address,
-                                                  udp[i].sflow ? "--sflow-udp" : "--ipfix-udp"));
-    auto fw = std::make_unique<Impl::Forwarder>();
-    fw->to = &s.forward_[i];
-    s.forwarders_.push_back(std::move(fw));
-  }
-  s.collector_points.resize(udp.size());
-  for (size_t i = 0; i < udp.size(); ++i) {
-    auto hp = *ParseHostPort(udp[i].address, "");
-    ingest::UdpCollectorOptions co;
-    co.bind_address = hp.first;
-    co.port = hp.second;
-    co.max_queued_datagrams = options.udp_queue_datagrams;
-    co.allowed_sources = options.udp_allowed_sources;
-    if (udp[i].sflow) {
-      // Samples are timed by their arrival (sFlow carries no sample time): no export time.
-      co.protocol = ingest::UdpProtocol::kSflow;
-      co.sflow_flows = options.read.capture.flows;
-    } else {
-      // Each datagram's export time, for the records that follow (service/clock_guard.h).
-      co.on_datagram = [fw = &s.forward_[i]](std::span<const uint8_t> d) {
-        if (BatchingSink* sink = fw->load()) {
-          sink->SetExportTime(ExportTimeNs(d.data(), d.size()));
-        }
-      };
-    }
-    PRISM_ASSIGN_OR_RETURN(auto collector, ingest::UdpCollector::Start(
-                                               co, s.forwarders_[i].get(), &s.collector_points[i]));
-    auto c = std::make_unique<SourceCounters>();
-    c->kind = udp[i].sflow ? "sflow-udp" : "ipfix-udp";
-    c->udp_port = collector->port();
-    c->name = fmt::format("{}:{}:{}", udp[i].sflow ? "sflow" : "udp", hp.first, collector->port());
-    WarnIfReceiveBufferShort(c->name, *collector, co.receive_buffer_bytes);
-    s.sources.push_back(std::move(c));
-    s.collectors.push_back(std::move(collector));
-  }
-  for (const std::string& dir : options.watch) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) {
-      return MakeError(ErrorCode::kNotFound, "--watch {}: not a directory", dir);
-    }
-    auto c = std::make_unique<SourceCounters>();
-    c->kind = "watch";
-    c->name = "dir:" + dir;
-    s.sources.push_back(std::move(c));
-  }
-
-  s.first_capture_source = s.sources.size();
-  for (const std::string& iface : options.capture) {
-    LiveCaptureOptions co;
-    co.interface = iface;
-    co.filter = options.capture_filter;
-    co.snaplen = options.capture_snaplen;
-    co.buffer_bytes = options.capture_buffer_bytes;
-    co.flows = options.read.capture.flows;
-    PRISM_ASSIGN_OR_RETURN(auto cap, LiveCapture::Open(co));
-    auto c = std::make_unique<SourceCounters>();
-    c->kind = "capture";
-    c->name = "capture:" + iface;
-    c->capture_filter = options.capture_filter;
-    s.sources.push_back(std::move(c));
-    s.captures.push_back(std::move(cap));
-  }
+  PRISM_RETURN_IF_ERROR(s.OpenCollectors());
+  PRISM_RETURN_IF_ERROR(s.OpenWatchAndCaptures());
 
   PRISM_RETURN_IF_ERROR(s.OpenStreamRole());
   PRISM_RETURN_IF_ERROR(s.StartHttp());
