@@ -24,7 +24,7 @@ inline constexpr char kWindowOriginKey[] = "window.origin";
 
 struct ShardEntry {
   int shard = 0;
-  std::string job;  // the job's key: its lowest GPU address when it was assigned
+  std::string job;  // the job's key: its id (service/stable_ids.h) from its GPUs when assigned
   friend bool operator==(const ShardEntry&, const ShardEntry&) = default;
 };
 

@@ -124,8 +124,12 @@ Status Recogniser::Recognise() {
   std::map<IpAddr, scaleout::ShardEntry> current(table_.entries().begin(), table_.entries().end());
   const auto assigned = AssignShards(jobs, current, options_.shards);
   size_t changes = 0;
+  std::map<std::string, std::pair<int, size_t>> moved;  // job -> (shard, GPUs given to it)
   for (const auto& [gpu, entry] : assigned) {
     if (const scaleout::ShardEntry* old = table_.Find(gpu); old && *old == entry) continue;
+    auto& [shard, gpus] = moved[entry.job];
+    shard = entry.shard;
+    ++gpus;
     PRISM_RETURN_IF_ERROR(bucket_->Put(scaleout::GpuKey(gpu), scaleout::EncodeShardEntry(entry)));
     table_.Set(gpu, entry);
     ++changes;
@@ -140,6 +144,12 @@ Status Recogniser::Recognise() {
              "llmprism recognise: {} jobs over {} GPUs from {} pairs; {} map entries "
              "written; GPUs by shard {}\n",
              jobs.size(), assigned.size(), pairs.size(), changes, gpus_by_shard);
+  // The job's key is the id its analyser gives it (service/stable_ids.h): the log and the API
+  // name a job alike.
+  for (const auto& [job, to] : moved) {
+    fmt::print(stderr, "llmprism recognise: job {}: {} GPUs to shard {}\n", job, to.second,
+               to.first);
+  }
   return OkStatus();
 }
 

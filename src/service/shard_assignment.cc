@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "service/stable_ids.h"
+
 namespace prism::service {
 
 namespace {
@@ -45,7 +47,7 @@ std::map<IpAddr, scaleout::ShardEntry> AssignShards(
   for (const std::vector<IpAddr>* gpus : fresh) {
     const int shard = static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
     load[shard] += gpus->size();
-    const scaleout::ShardEntry e{shard, gpus->front().ToString()};
+    const scaleout::ShardEntry e{shard, StableJobId(*gpus)};
     for (const IpAddr& g : *gpus) out[g] = e;
   }
   return out;

@@ -4,6 +4,7 @@
 
 #include "service/pair_graph.h"
 #include "service/pair_jobs.h"
+#include "service/stable_ids.h"
 
 namespace prism::service {
 namespace {
@@ -21,7 +22,8 @@ TEST(AssignShards, NewJobsGoToTheLeastLoadedShardLargestFirst) {
   EXPECT_EQ(m.at(Gpus(10, 1)[0]).shard, 0);  // 8 GPUs first, to shard 0
   EXPECT_EQ(m.at(Gpus(20, 1)[0]).shard, 1);  // 4 to shard 1
   EXPECT_EQ(m.at(Gpus(1, 1)[0]).shard, 1);   // 2 to shard 1 (4 < 8)
-  EXPECT_EQ(m.at(Gpus(1, 2)[1]).job, "10.0.0.1");
+  // The job's key is the id its analyser gives it (service/stable_ids.h): one name for one job.
+  EXPECT_EQ(m.at(Gpus(1, 2)[1]).job, StableJobId(Gpus(1, 2)));
   EXPECT_EQ(m.size(), 14u);
 }
 
@@ -30,7 +32,7 @@ TEST(AssignShards, AJobThatGrowsOrMergesStaysWhereMostOfItWas) {
   // Job at 20 grows by 2 GPUs; job at 10 swallows 2 GPUs of nobody.
   auto grown = AssignShards({Gpus(8, 10), Gpus(20, 6)}, m, 2);
   EXPECT_EQ(grown.at(Gpus(8, 1)[0]).shard, 0);
-  EXPECT_EQ(grown.at(Gpus(8, 1)[0]).job, "10.0.0.10");  // keeps its key
+  EXPECT_EQ(grown.at(Gpus(8, 1)[0]).job, StableJobId(Gpus(10, 8)));  // keeps its key
   EXPECT_EQ(grown.at(Gpus(25, 1)[0]).shard, 1);
   // Both merge into one job: the larger part's shard.
   auto merged = AssignShards({[] {

@@ -50,6 +50,12 @@ def main():
             both[i] = job
     c.check(both == ref_jobs, f"the shards' jobs together are the reference's {len(ref_jobs)}, by "
             f"id ({', '.join(sorted(ref_jobs))}; GPUs, layout, windows seen, step series)")
+    mapped = set()
+    for line in open(f"{work}/recogniser.log"):
+        if line.startswith("llmprism recognise: job "):
+            mapped.add(line.split()[3].rstrip(":"))
+    c.check(mapped == set(ref_jobs), f"the recogniser's map names the jobs by the analysers' ids "
+            f"({', '.join(sorted(mapped))})")
     ids = [r[0] for state in shards for r in finding_rows(state)]
     c.check(len(ids) == len(set(ids)), f"the shards' {len(ids)} finding ids are distinct")
     ref_rows = sorted(finding_rows(ref))
