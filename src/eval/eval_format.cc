@@ -136,10 +136,12 @@ nlohmann::json EvalResultToJson(const EvalResult& r) {
   return out;
 }
 
-std::string FormatEvalText(const EvalResult& r) {
+namespace {
+
+// One line per metric: name, value, and the counts it comes from.
+void AppendMetricLines(const EvalResult& r, std::string* s) {
   const EvalCounts& c = r.counts;
-  std::string s;
-  auto out = std::back_inserter(s);
+  auto out = std::back_inserter(*s);
   auto line = [&](std::string_view name, std::string_view value, std::string_view detail) {
     fmt::format_to(out, "{:<28} {:>10}{}{}\n", name, value, detail.empty() ? "" : "  ", detail);
   };
@@ -180,44 +182,65 @@ std::string FormatEvalText(const EvalResult& r) {
       fmt::format("{}/{}", c.faults_localized, c.faults));
   row("faults_cause_fraction", r.faults_cause_fraction,
       fmt::format("{}/{}", c.faults_cause, c.faults));
+}
 
-  if (!r.jobs.empty()) {
-    fmt::format_to(out, "\n{:<12} {:<12} {:>6} {:<12} {:>6} {:>7} {:<5} {:<3} {:<3} {:<3} {:<5} "
+// Per truth job: its layout and how the report's job matched it.
+void AppendJobTable(const std::vector<JobDetail>& jobs, std::string* s) {
+  if (jobs.empty()) return;
+  auto out = std::back_inserter(*s);
+  fmt::format_to(out, "\n{:<12} {:<12} {:>6} {:<12} {:>6} {:>7} {:<5} {:<3} {:<3} {:<3} {:<5} "
+                 "{:>13} {:>13}\n",
+                 "truth job", "layout", "gpus", "report job", "gpus", "overlap", "exact", "dp",
+                 "pp", "tp", "order", "pairs ok", "steps matched");
+  for (const JobDetail& j : jobs) {
+    fmt::format_to(out, "{:<12} {:<12} {:>6} {:<12} {:>6} {:>7} {:<5} {:<3} {:<3} {:<3} {:<5} "
                    "{:>13} {:>13}\n",
-                   "truth job", "layout", "gpus", "report job", "gpus", "overlap", "exact", "dp",
-                   "pp", "tp", "order", "pairs ok", "steps matched");
-    for (const JobDetail& j : r.jobs) {
-      fmt::format_to(out, "{:<12} {:<12} {:>6} {:<12} {:>6} {:>7} {:<5} {:<3} {:<3} {:<3} {:<5} "
-                     "{:>13} {:>13}\n",
-                     j.truth_id, j.layout, j.truth_gpus, j.report_id.empty() ? "-" : j.report_id,
-                     j.report_gpus, j.overlap_gpus, YesNo(j.exact), YesNo(j.dp_match),
-                     YesNo(j.pp_match), YesNo(j.tp_match), YesNo(j.order_match),
-                     fmt::format("{}/{}", j.pairs_correct, j.pairs_total),
-                     fmt::format("{}/{}", j.steps_matched, j.steps_total));
-    }
+                   j.truth_id, j.layout, j.truth_gpus, j.report_id.empty() ? "-" : j.report_id,
+                   j.report_gpus, j.overlap_gpus, YesNo(j.exact), YesNo(j.dp_match),
+                   YesNo(j.pp_match), YesNo(j.tp_match), YesNo(j.order_match),
+                   fmt::format("{}/{}", j.pairs_correct, j.pairs_total),
+                   fmt::format("{}/{}", j.steps_matched, j.steps_total));
   }
-  if (!r.layouts.empty()) {
-    fmt::format_to(out, "\n{:<12} {:>5} {:>13} {:>13} {:>10}\n", "layout", "jobs", "layout exact",
-                   "pairs ok", "accuracy");
-    for (const LayoutDetail& l : r.layouts) {
-      fmt::format_to(out, "{:<12} {:>5} {:>13} {:>13} {:>10.6f}\n", l.layout, l.jobs,
-                     l.jobs_layout_exact, fmt::format("{}/{}", l.pairs_correct, l.pairs_total),
-                     Ratio(l.pairs_correct, l.pairs_total));
-    }
+}
+
+// Per layout: jobs, layouts exact and pairs labelled right.
+void AppendLayoutTable(const std::vector<LayoutDetail>& layouts, std::string* s) {
+  if (layouts.empty()) return;
+  auto out = std::back_inserter(*s);
+  fmt::format_to(out, "\n{:<12} {:>5} {:>13} {:>13} {:>10}\n", "layout", "jobs", "layout exact",
+                 "pairs ok", "accuracy");
+  for (const LayoutDetail& l : layouts) {
+    fmt::format_to(out, "{:<12} {:>5} {:>13} {:>13} {:>10.6f}\n", l.layout, l.jobs,
+                   l.jobs_layout_exact, fmt::format("{}/{}", l.pairs_correct, l.pairs_total),
+                   Ratio(l.pairs_correct, l.pairs_total));
   }
-  if (!r.faults.empty()) {
-    fmt::format_to(out, "\n{:<10} {:<16} {:<8} {:<20} {:>10} {:>10}\n", "fault", "kind", "cause",
-                   "matching findings", "localized", "cause ok");
-    for (const FaultDetail& f : r.faults) {
-      std::string matches = f.matching_findings.empty()
-                                ? std::string("-")
-                                : fmt::format("#{}", fmt::join(f.matching_findings, ",#"));
-      fmt::format_to(out, "{:<10} {:<16} {:<8} {:<20} {:>10} {:>10}\n", f.id, f.kind, f.cause,
-                     matches, Opt(f.localizing_finding), Opt(f.cause_finding));
-    }
+}
+
+// Per injected fault: the findings matching it, and which localized it and named its cause.
+void AppendFaultTable(const std::vector<FaultDetail>& faults, std::string* s) {
+  if (faults.empty()) return;
+  auto out = std::back_inserter(*s);
+  fmt::format_to(out, "\n{:<10} {:<16} {:<8} {:<20} {:>10} {:>10}\n", "fault", "kind", "cause",
+                 "matching findings", "localized", "cause ok");
+  for (const FaultDetail& f : faults) {
+    std::string matches = f.matching_findings.empty()
+                              ? std::string("-")
+                              : fmt::format("#{}", fmt::join(f.matching_findings, ",#"));
+    fmt::format_to(out, "{:<10} {:<16} {:<8} {:<20} {:>10} {:>10}\n", f.id, f.kind, f.cause,
+                   matches, Opt(f.localizing_finding), Opt(f.cause_finding));
   }
+}
+
+}  // namespace
+
+std::string FormatEvalText(const EvalResult& r) {
+  std::string s;
+  AppendMetricLines(r, &s);
+  AppendJobTable(r.jobs, &s);
+  AppendLayoutTable(r.layouts, &s);
+  AppendFaultTable(r.faults, &s);
   if (!r.false_positive_findings.empty()) {
-    fmt::format_to(out, "\nfindings matching no fault: #{}\n",
+    fmt::format_to(std::back_inserter(s), "\nfindings matching no fault: #{}\n",
                    fmt::join(r.false_positive_findings, ", #"));
   }
   return s;
