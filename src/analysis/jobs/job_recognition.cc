@@ -47,63 +47,80 @@ std::vector<uint64_t> DistinctPairs(std::span<const EndpointId> src,
   return keys;
 }
 
-JobRecognition RecognizeJobs(std::span<const uint64_t> pair_keys, const EndpointTable& endpoints,
-                             const EndpointContext& ctx, const JobRecognitionOptions& options) {
-  const size_t n = endpoints.size();
-  JobRecognition out;
-  out.job_of.assign(n, -1);
-  for (size_t e = 0; e < n; ++e) out.non_gpu_endpoints += !ctx.is_gpu[e];
+namespace {
 
-  // Peers of each GPU endpoint among GPU endpoints.
+// A pair of two distinct GPU endpoints.
+bool GpuPair(uint64_t key, const EndpointContext& ctx) {
+  const EndpointId a = EndpointId(key >> 32), b = EndpointId(key);
+  return a != b && ctx.is_gpu[a] && ctx.is_gpu[b];
+}
+
+// GPUs with at least hub_min_peers GPU peers: hubs, or busy GPUs (told apart below).
+std::vector<uint8_t> HubCandidates(std::span<const uint64_t> pair_keys, size_t n,
+                                   const EndpointContext& ctx,
+                                   const JobRecognitionOptions& options) {
   std::vector<uint32_t> degree(n, 0);
-  auto gpu_pair = [&](uint64_t key) {
-    EndpointId a = EndpointId(key >> 32), b = EndpointId(key);
-    return a != b && ctx.is_gpu[a] && ctx.is_gpu[b];
-  };
   for (uint64_t key : pair_keys) {
-    if (!gpu_pair(key)) continue;
+    if (!GpuPair(key, ctx)) continue;
     ++degree[key >> 32];
     ++degree[uint32_t(key)];
   }
   std::vector<uint8_t> candidate(n, 0);
   for (size_t e = 0; e < n; ++e) candidate[e] = degree[e] >= options.hub_min_peers;
+  return candidate;
+}
 
-  // Components without the hub candidates, then with the host merge.
-  UnionFind uf(n);
+// Components without the hub candidates, then with the host merge; a candidate whose peers lie
+// in few components is an ordinary (busy) GPU and joins them, the others are hubs.
+std::vector<EndpointId> JoinComponents(std::span<const uint64_t> pair_keys,
+                                       const EndpointContext& ctx,
+                                       const JobRecognitionOptions& options,
+                                       const std::vector<uint8_t>& candidate, UnionFind& uf) {
   for (uint64_t key : pair_keys) {
     EndpointId a = EndpointId(key >> 32), b = EndpointId(key);
-    if (gpu_pair(key) && !candidate[a] && !candidate[b]) uf.Union(a, b);
+    if (GpuPair(key, ctx) && !candidate[a] && !candidate[b]) uf.Union(a, b);
   }
   std::vector<int> first_of_host(ctx.host_names.size(), -1);
-  for (EndpointId e = 0; e < n; ++e) {
+  for (EndpointId e = 0; e < candidate.size(); ++e) {
     if (!ctx.is_gpu[e] || candidate[e]) continue;
     int& first = first_of_host[ctx.host[e]];
     if (first < 0) first = int(e);
     else uf.Union(uint32_t(first), e);
   }
-  // A candidate whose peers lie in few components is an ordinary (busy) GPU: join them.
   std::map<EndpointId, std::set<uint32_t>> touched;
   for (uint64_t key : pair_keys) {
-    if (!gpu_pair(key)) continue;
+    if (!GpuPair(key, ctx)) continue;
     EndpointId a = EndpointId(key >> 32), b = EndpointId(key);
     if (candidate[a] && !candidate[b]) touched[a].insert(uf.Find(b));
     if (candidate[b] && !candidate[a]) touched[b].insert(uf.Find(a));
   }
+  std::vector<EndpointId> hubs;
   for (auto& [e, comps] : touched) {
     if (comps.size() >= options.hub_min_components) {
-      out.hubs.push_back(e);
+      hubs.push_back(e);
       continue;
     }
     for (uint32_t c : comps) uf.Union(e, c);
   }
-  std::vector<uint8_t> excluded(n, 0);
-  for (EndpointId h : out.hubs) excluded[h] = 1;
+  return hubs;
+}
 
-  // Components with at least one GPU-GPU edge and enough GPUs become jobs.
+// Components with at least one GPU-GPU edge and enough GPUs, each sorted by address, in the
+// order of their lowest address.
+std::vector<std::vector<EndpointId>> JobComponents(std::span<const uint64_t> pair_keys,
+                                                   const EndpointTable& endpoints,
+                                                   const EndpointContext& ctx,
+                                                   const JobRecognitionOptions& options,
+                                                   const std::vector<uint8_t>& candidate,
+                                                   const std::vector<EndpointId>& hubs,
+                                                   UnionFind& uf) {
+  const size_t n = candidate.size();
+  std::vector<uint8_t> excluded(n, 0);
+  for (EndpointId h : hubs) excluded[h] = 1;
   std::vector<uint8_t> has_edge(n, 0);
   for (uint64_t key : pair_keys) {
     EndpointId a = EndpointId(key >> 32), b = EndpointId(key);
-    if (gpu_pair(key) && !excluded[a] && !excluded[b]) has_edge[a] = has_edge[b] = 1;
+    if (GpuPair(key, ctx) && !excluded[a] && !excluded[b]) has_edge[a] = has_edge[b] = 1;
   }
   std::map<uint32_t, std::vector<EndpointId>> members;
   for (EndpointId e = 0; e < n; ++e)
@@ -120,6 +137,22 @@ JobRecognition RecognizeJobs(std::span<const uint64_t> pair_keys, const Endpoint
   std::sort(comps.begin(), comps.end(), [&](const auto& x, const auto& y) {
     return endpoints.Addr(x.front()) < endpoints.Addr(y.front());
   });
+  return comps;
+}
+
+}  // namespace
+
+JobRecognition RecognizeJobs(std::span<const uint64_t> pair_keys, const EndpointTable& endpoints,
+                             const EndpointContext& ctx, const JobRecognitionOptions& options) {
+  const size_t n = endpoints.size();
+  JobRecognition out;
+  out.job_of.assign(n, -1);
+  for (size_t e = 0; e < n; ++e) out.non_gpu_endpoints += !ctx.is_gpu[e];
+  const std::vector<uint8_t> candidate = HubCandidates(pair_keys, n, ctx, options);
+  UnionFind uf(n);
+  out.hubs = JoinComponents(pair_keys, ctx, options, candidate, uf);
+  std::vector<std::vector<EndpointId>> comps =
+      JobComponents(pair_keys, endpoints, ctx, options, candidate, out.hubs, uf);
   for (size_t j = 0; j < comps.size(); ++j) {
     Job job;
     job.id = fmt::format("job{}", j);
