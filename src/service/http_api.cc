@@ -185,10 +185,12 @@ bool TokenMatches(std::string_view header, std::string_view token) {
   return diff == 0;
 }
 
-json HealthJson(const ApiContext& ctx, int64_t now_wall_ns) {
-  auto s = ctx.snapshots->Get();
+namespace {
+
+// Why /api/v1/health is degraded: each loss, shortened or failed window recent enough
+// (kDegradedHoldNs), and a database that cannot be written; empty when healthy.
+json HealthReasons(const ApiContext& ctx, const LossTally& loss, int64_t now_wall_ns) {
   const PipelineCounters& p = *ctx.pipeline;
-  const LossTally loss = TallyLoss(ctx.sources, p);
   auto recent = [&](int64_t wall_ns) {
     return wall_ns != 0 && now_wall_ns - wall_ns < kDegradedHoldNs;
   };
@@ -218,9 +220,13 @@ json HealthJson(const ApiContext& ctx, int64_t now_wall_ns) {
         p.GetStoreError(), p.unsaved_findings.load(), p.unsaved_jobs.load(),
         p.unsaved_steps.load()));
   }
-  json lost = loss.records;
+  return reasons;
+}
+
+// The recent windows analysed with records lost, cut short or failed.
+json IncompleteWindowsJson(const std::vector<IncompleteWindow>& windows) {
   json incomplete = json::array();
-  for (const IncompleteWindow& w : s->recent_incomplete) {
+  for (const IncompleteWindow& w : windows) {
     json j{{"start_ns", w.start_ns}, {"end_ns", w.end_ns}, {"records", w.records}};
     json l = json::object();
     for (const auto& [reason, n] : w.lost) {
@@ -231,6 +237,18 @@ json HealthJson(const ApiContext& ctx, int64_t now_wall_ns) {
     if (!w.failed.empty()) j["failed"] = w.failed;
     incomplete.push_back(std::move(j));
   }
+  return incomplete;
+}
+
+}  // namespace
+
+json HealthJson(const ApiContext& ctx, int64_t now_wall_ns) {
+  auto s = ctx.snapshots->Get();
+  const PipelineCounters& p = *ctx.pipeline;
+  const LossTally loss = TallyLoss(ctx.sources, p);
+  const json reasons = HealthReasons(ctx, loss, now_wall_ns);
+  const json lost = loss.records;
+  const json incomplete = IncompleteWindowsJson(s->recent_incomplete);
   json out{{"status", reasons.empty() ? "ok" : "degraded"},
            {"reasons", reasons},
            {"uptime_s", static_cast<double>(now_wall_ns - p.started_wall_ns) / 1e9},
