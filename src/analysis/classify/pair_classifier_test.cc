@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "testing/flow_builder.h"
 
 namespace prism::analysis {
@@ -272,6 +274,34 @@ TEST(PairClassifier, SporadicPairsAreLeftUnlabelled) {
   EXPECT_EQ(pairs[4].evidence.rule, "sporadic");
   EXPECT_EQ(pairs[5].label, PairLabel::kUnknown);
   EXPECT_EQ(pairs[6].label, PairLabel::kPp);
+}
+
+// ClassifyPair keeps its working vectors per thread from pair to pair: a pair classified after
+// one with more steps and more sizes per step gets what it gets on a thread of its own.
+TEST(PairClassifier, ResultDoesNotDependOnThePairBefore) {
+  Case two_sizes;  // one way, 40 steps of two sizes each
+  for (int k = 0; k < 40; ++k) {
+    FlowBuilder(kA, kB).At(k * 1500 * kMs, 20 * kMs).Bytes(100 << 20).Qp(40).Into(&two_sizes.table);
+    FlowBuilder(kA, kB).At(k * 1500 * kMs + 100 * kMs, 5 * kMs).Bytes(10 << 20).Qp(40).Into(&two_sizes.table);
+  }
+  Case pipeline, pipeline_again;
+  AddPipelineSteps(&pipeline.table, 20, 8, false);
+  AddPipelineSteps(&pipeline_again.table, 20, 8, false);
+  Pair alone;
+  std::thread([&] { alone = pipeline.Classify(); }).join();
+
+  const Pair before = two_sizes.Classify();
+  ASSERT_EQ(before.evidence.sizes_mode, 2u);
+  ASSERT_GT(before.evidence.steps, alone.evidence.steps);
+  const Pair after = pipeline_again.Classify();
+  EXPECT_EQ(after.label, alone.label);
+  EXPECT_EQ(after.evidence.rule, alone.evidence.rule);
+  EXPECT_EQ(after.evidence.steps, alone.evidence.steps);
+  EXPECT_EQ(after.evidence.sizes_mode, alone.evidence.sizes_mode);
+  EXPECT_EQ(after.evidence.per_step_from_a, alone.evidence.per_step_from_a);
+  EXPECT_EQ(after.evidence.per_step_from_b, alone.evidence.per_step_from_b);
+  EXPECT_EQ(after.evidence.aligned_starts, alone.evidence.aligned_starts);
+  EXPECT_EQ(after.evidence.both_way_steps, alone.evidence.both_way_steps);
 }
 
 TEST(PairClassifier, CountDistinctSizesWithTolerance) {
