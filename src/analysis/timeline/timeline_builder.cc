@@ -120,6 +120,10 @@ Timeline GpuSteps(EndpointId g, int job_index, const std::vector<int>& stage_of,
     bool own_dp_received = false;
     // The GPU's transfers are split between steps at its stage's boundaries, whatever its own.
     while (cursor < mine.size() && mine[cursor].start_ns < acts[k - 1].end_ns) ++cursor;
+    // The step's PP events counted first: one allocation per step, not one per doubling.
+    size_t pp = 0;
+    for (size_t i = cursor; i < mine.size() && mine[i].start_ns < step.end_ns; ++i) pp += !mine[i].dp;
+    step.pp_events.reserve(pp);
     for (size_t i = cursor; i < mine.size() && mine[i].start_ns < step.end_ns; ++i) {
       const GpuTransfer& t = mine[i];
       if (t.dp) {
@@ -220,9 +224,11 @@ struct GroupArrivals {
   std::vector<int64_t> act_in, grad_in;
 };
 
-GroupArrivals ArrivalsOf(const std::vector<Timeline>& out, const std::vector<size_t>& members,
-                         size_t k) {
-  GroupArrivals a;
+// Fills `a` (cleared first; its vectors' capacity is reused from step to step).
+void ArrivalsOf(const std::vector<Timeline>& out, const std::vector<size_t>& members, size_t k,
+                GroupArrivals& a) {
+  a.act_in.clear();
+  a.grad_in.clear();
   for (size_t i : members) {
     size_t na = 0, ng = 0;
     for (const PpEvent& e : out[i].steps[k].pp_events) {
@@ -234,16 +240,30 @@ GroupArrivals ArrivalsOf(const std::vector<Timeline>& out, const std::vector<siz
       ++n;
     }
   }
-  return a;
 }
 
 // Pass 2 for one GPU step: its compute (the gaps before its PP sends, each from when it was free
 // and had its input, and the last backward), bubble, and median forward / backward op.
+// The forward and backward op gaps of one step: kept from step to step so that their capacity,
+// not a new allocation, takes each step's gaps (pass 2 runs over every GPU step of a job).
+struct OpGaps {
+  std::vector<int64_t> fwd, bwd;
+};
+
+// The median of `v`, reordering it (v is scratch).
+int64_t MedianInPlace(std::vector<int64_t>& v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
 void MeasureOps(TimelineStep& step, const GroupArrivals& in, size_t warmup,
-                const TimelineOptions& options) {
+                const TimelineOptions& options, OpGaps& gaps) {
   const std::vector<int64_t>& act_in = in.act_in;
   const std::vector<int64_t>& grad_in = in.grad_in;
-  std::vector<int64_t> fwd_gaps, bwd_gaps;
+  std::vector<int64_t>& fwd_gaps = gaps.fwd;
+  std::vector<int64_t>& bwd_gaps = gaps.bwd;
+  fwd_gaps.clear();
+  bwd_gaps.clear();
   size_t fwd_sent = 0, bwd_sent = 0;
   int64_t last_send = step.start_ns;
   for (const PpEvent& e : step.pp_events) {
@@ -287,8 +307,8 @@ void MeasureOps(TimelineStep& step, const GroupArrivals& in, size_t warmup,
   step.bubble_ns =
       std::max<int64_t>(0, step.end_ns - step.start_ns - dp_ns - step.compute_ns);
   // Forward and backward ops differ (backward ~2x): a median over both flips between them.
-  step.median_fwd_op_ns = fwd_gaps.empty() ? 0 : MedianOf(fwd_gaps);
-  step.median_bwd_op_ns = bwd_gaps.empty() ? 0 : MedianOf(bwd_gaps);
+  step.median_fwd_op_ns = fwd_gaps.empty() ? 0 : MedianInPlace(fwd_gaps);
+  step.median_bwd_op_ns = bwd_gaps.empty() ? 0 : MedianInPlace(bwd_gaps);
   step.median_op_ns = step.median_fwd_op_ns > 0 ? step.median_fwd_op_ns : step.median_bwd_op_ns;
 }
 
@@ -334,12 +354,14 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
   std::map<std::pair<int, int>, std::vector<size_t>> groups;  // (host, stage) -> timelines
   for (size_t i = 0; i < out.size(); ++i)
     groups[{ctx.host[out[i].gpu], out[i].stage}].push_back(i);
+  GroupArrivals in;
+  OpGaps gaps;
   for (const auto& [key, members] : groups) {
     size_t steps = SIZE_MAX;
     for (size_t i : members) steps = std::min(steps, out[i].steps.size());
     for (size_t k = 0; k < steps; ++k) {
-      const GroupArrivals in = ArrivalsOf(out, members, k);
-      for (size_t i : members) MeasureOps(out[i].steps[k], in, warmup, options);
+      ArrivalsOf(out, members, k, in);
+      for (size_t i : members) MeasureOps(out[i].steps[k], in, warmup, options, gaps);
     }
   }
   if (!options.keep_pp_events) {
