@@ -1,4 +1,5 @@
 #include "eval/eval.h"
+#include "testing/temp_path.h"
 
 #include <cstdio>
 #include <fstream>
@@ -8,7 +9,6 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 namespace prism::eval {
 namespace {
@@ -654,7 +654,7 @@ TEST(EvalTest, WrongTypesAreNamed) {
 class EvalFileTest : public ::testing::Test {
  protected:
   std::string Write(const std::string& name, const std::string& text) {
-    std::string path = ::testing::TempDir() + "eval_test_" + std::to_string(getpid()) + "_" + name;
+    std::string path = prism::testing::UniqueTempPath("eval_test", "_" + name);
     std::ofstream(path) << text;
     paths_.push_back(path);
     return path;

@@ -1,8 +1,8 @@
 #include "io/flow_csv.h"
+#include "testing/temp_path.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 #include <zstd.h>
 
 #include <filesystem>
@@ -25,7 +25,7 @@ class Collector : public FlowSink {
 IpAddr Ip(const char* s) { return *IpAddr::Parse(s); }
 
 std::string TempPath(const std::string& leaf) {
-  return (std::filesystem::path(::testing::TempDir()) / (std::to_string(getpid()) + "_" + leaf)).string();
+  return prism::testing::UniqueTempPath("flow_csv", "_" + std::string(leaf));
 }
 
 void WriteFile(const std::string& path, const std::string& data) {

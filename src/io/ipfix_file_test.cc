@@ -2,7 +2,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "io/flow_csv.h"
+#include "testing/temp_path.h"
 
 namespace prism::io {
 namespace {
@@ -177,7 +177,7 @@ TEST(IpfixFile, ReadsLargeFileInChunks) {
   auto records = RandomRecords(120'000, 7, &points);
   std::string file = WriteIpfix(records, points);
   ASSERT_GT(file.size(), size_t{8} << 20);
-  std::string path = (std::filesystem::path(::testing::TempDir()) / ("ipfix_large." + std::to_string(getpid()) + ".ipfix")).string();
+  std::string path = prism::testing::UniqueTempPath("ipfix_large", ".ipfix");
   {
     std::ofstream f(path, std::ios::binary);
     f << file;

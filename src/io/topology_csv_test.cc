@@ -1,8 +1,8 @@
 #include "io/topology_csv.h"
+#include "testing/temp_path.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -114,7 +114,7 @@ TEST(TopologyCsv, WriteThenReadFromFileRoundTrips) {
             "10.0.0.2,node1,7,leaf1,gpu\n"
             "fd00::5,store,,leaf2,storage\n"
             "10.0.0.9,mgmt,,,other\n");
-  std::string path = (std::filesystem::path(::testing::TempDir()) / ("topology_rt." + std::to_string(getpid()) + ".csv")).string();
+  std::string path = prism::testing::UniqueTempPath("topology_rt", ".csv");
   {
     std::ofstream f(path);
     f << out.str();

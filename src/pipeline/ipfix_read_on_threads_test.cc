@@ -1,7 +1,6 @@
 #include "pipeline/ipfix_read_on_threads.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <array>
 #include <fmt/format.h>
@@ -15,6 +14,7 @@
 #include "core/big_endian.h"
 #include "io/ipfix_file.h"
 #include "pipeline/record_duration.h"
+#include "testing/temp_path.h"
 
 namespace prism::pipeline {
 namespace {
@@ -141,7 +141,7 @@ TEST(IpfixReadOnThreads, CorruptedFilesGiveTheOneThreadResult) {
   variants.push_back({"bad message header", bad_header, false});
 
   const std::string path =
-      (std::filesystem::path(::testing::TempDir()) / ("ipfix_on_threads." + std::to_string(getpid()) + ".ipfix")).string();
+      prism::testing::UniqueTempPath("ipfix_on_threads", ".ipfix");
   std::vector<uint64_t> clean_stats;
   for (const Variant& v : variants) {
     SCOPED_TRACE(v.name);

@@ -1,7 +1,6 @@
 #include "service/store.h"
 
 #include <sqlite3.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,13 +10,14 @@
 #include <gtest/gtest.h>
 
 #include "service/api_json.h"
+#include "testing/temp_path.h"
 
 namespace prism::service {
 namespace {
 
 TEST(Store, WritesAndReadsBackAcrossReopen) {
   const std::string path =
-      (std::filesystem::temp_directory_path() / ("prism_store_test_" + std::to_string(getpid()) + ".sqlite")).string();
+      prism::testing::UniqueTempPath("prism_store_test", ".sqlite");
   std::filesystem::remove(path);
   JobState job;
   job.id = "job3";
@@ -75,9 +75,7 @@ TEST(Store, WritesAndReadsBackAcrossReopen) {
 // A corrupt page deep in the file (not the header SQLite reads at open): the integrity check at
 // start refuses the database and leaves it as it is; a fresh database is created owner-only.
 TEST(Store, CorruptPageRefusedAtStartAndFileUntouched) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("prism_store_corrupt_" + std::to_string(getpid()) + ".sqlite"))
-                               .string();
+  const std::string path = prism::testing::UniqueTempPath("prism_store_corrupt", ".sqlite");
   std::filesystem::remove(path);
   {
     auto store = Store::Open(path);
@@ -120,9 +118,7 @@ TEST(Store, CorruptPageRefusedAtStartAndFileUntouched) {
 // An analyser's stream position comes back as written, and a row that is not one stops the
 // load (reading the stream again from its start would count every record twice).
 TEST(Store, StreamPositionRoundTripAndRefusal) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("prism_store_stream_" + std::to_string(getpid()) + ".sqlite"))
-                               .string();
+  const std::string path = prism::testing::UniqueTempPath("prism_store_stream", ".sqlite");
   std::filesystem::remove(path);
   StreamPosition p;
   p.stream = "LLMPRISM_RECORDS";
@@ -173,9 +169,7 @@ TEST(Store, StreamPositionRoundTripAndRefusal) {
 // numbered from 1, no first-window column) loads as it was; findings written since sort after its
 // rows, by first window, whatever their (hashed) ids.
 TEST(Store, AStoreOfNumberedIdsLoadsAndNewFindingsSortByFirstWindow) {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("prism_store_numbered_" + std::to_string(getpid()) + ".sqlite"))
-                               .string();
+  const std::string path = prism::testing::UniqueTempPath("prism_store_numbered", ".sqlite");
   std::filesystem::remove(path);
   StoredFinding old;
   old.id = 2;

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +17,7 @@
 #include "sim/simulator.h"
 #include "service/stable_ids.h"
 #include "service/window_buffer.h"
+#include "testing/temp_path.h"
 
 // While armed, every allocation of at least this many bytes fails with std::bad_alloc, as a real
 // out-of-memory would inside the analysis (this replaces the global operator new of the unit-test
@@ -245,9 +245,7 @@ TEST_F(TrackerTest, AShardRestartedFromItsStoreGivesTheSameIdsAsOneTracker) {
   for (const int64_t shift : {int64_t{0}, kMinute}) {
     ASSERT_TRUE(reference.AnalyzeWindow(JobsWindow(shift, true, true), *points_, WindowLoss{}, &w));
   }
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("prism_tracker_ids_" + std::to_string(getpid()) + ".sqlite"))
-                               .string();
+  const std::string path = prism::testing::UniqueTempPath("prism_tracker_ids", ".sqlite");
   std::filesystem::remove(path);
   {
     auto store = Store::Open(path);

@@ -24,11 +24,13 @@ bool LeavesWithPeer(const std::vector<PpEvent>& events, const PpEvent& send, int
   return false;
 }
 
-int64_t MedianOf(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
+// The median of a non-empty `v`, reordering it (v is scratch).
+int64_t MedianInPlace(std::vector<int64_t>& v) {
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
 }
+
+int64_t MedianOf(std::vector<int64_t> v) { return v.empty() ? 0 : MedianInPlace(v); }
 
 // The job's DP and PP transfers, sorted out: per stage all its DP transfers (for the step
 // boundaries), per GPU its own transfers in start order.
@@ -249,12 +251,6 @@ void ArrivalsOf(const std::vector<Timeline>& out, const std::vector<size_t>& mem
 struct OpGaps {
   std::vector<int64_t> fwd, bwd;
 };
-
-// The median of `v`, reordering it (v is scratch).
-int64_t MedianInPlace(std::vector<int64_t>& v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
 
 void MeasureOps(TimelineStep& step, const GroupArrivals& in, size_t warmup,
                 const TimelineOptions& options, OpGaps& gaps) {
