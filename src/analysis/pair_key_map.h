@@ -36,6 +36,12 @@ class PairKeyMap {
       if (s.index == kNone || s.key == key) return s.index;
     }
   }
+  // Asks for the slot `key` hashes to ahead of its lookup: a loop over records whose pairs are
+  // spread over a table larger than the cache calls this a few records ahead, so the misses of
+  // several lookups overlap. Only a hint: the answer of Find is the same without it.
+  void Prefetch(uint64_t key) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Hash(key) & mask_]);
+  }
   size_t size() const { return size_; }
   // Keys in the order of their indices.
   const std::vector<uint64_t>& keys() const { return keys_; }

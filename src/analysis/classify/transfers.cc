@@ -7,6 +7,7 @@
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/pair_key_map.h"
 #include "analysis/parallel_for.h"
+#include "core/prefetch.h"
 
 namespace prism::analysis {
 
@@ -90,6 +91,15 @@ PairNumbering NumberPairs(const flow::FlowTable& flows, const std::vector<int>& 
   return out;
 }
 
+// A pair's rows are spread over the whole window, so each row's columns miss the cache (and,
+// at 100,000 GPUs, the TLB): core/prefetch.h.
+void PrefetchRow(const flow::FlowTable& flows, flow::RowId r) {
+  __builtin_prefetch(&flows.start_ns()[r]);
+  __builtin_prefetch(&flows.end_ns()[r]);
+  __builtin_prefetch(&flows.bytes()[r]);
+  __builtin_prefetch(&flows.src()[r]);
+}
+
 // Rows listed per pair (a counting sort, 4 bytes per row), each pair's list fed to its builder
 // on its own, the pairs spread over the threads. Each run counts and places its own rows: a
 // run's rows of a pair go after the earlier runs' rows of that pair, so each list is in row
@@ -119,6 +129,7 @@ void FeedPerPair(const flow::FlowTable& flows, const std::vector<size_t>& cut,
   });
   std::vector<std::vector<size_t>>().swap(fill);
   std::vector<uint32_t>().swap(pair_of_row);
+  const size_t last_row = first.back() == 0 ? 0 : first.back() - 1;
   ParallelFor(num_pairs, threads, [&](size_t p) {
     TransferBuilder& b = (*builders)[p];
     // The pair's transfers grow in a buffer kept by the thread from pair to pair, then are
@@ -129,8 +140,10 @@ void FeedPerPair(const flow::FlowTable& flows, const std::vector<size_t>& cut,
     std::vector<Transfer>& transfers = b.result().transfers;
     buffer.clear();
     transfers.swap(buffer);
-    for (size_t k = first[p]; k < first[p + 1]; ++k)
+    for (size_t k = first[p]; k < first[p + 1]; ++k) {
+      PrefetchRow(flows, rows[std::min(k + kPrefetchAhead, last_row)]);
       b.Add(flows, rows[k], src[rows[k]] == numbering->pairs[p].a, options);
+    }
     transfers.swap(buffer);
     transfers.assign(buffer.begin(), buffer.end());
   });

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "analysis/pair_key_map.h"
+#include "core/prefetch.h"
 #include "diagnosis/rules/rule_context.h"
 
 namespace prism::diagnosis {
@@ -36,6 +37,9 @@ class RecordClasses {
 
   int ClassOf(size_t row) const;
   double Bandwidth(size_t row) const;  // bytes per ns
+  void PrefetchClass(size_t row) const {
+    if (!class_.empty()) __builtin_prefetch(&class_[row]);
+  }
   double RelativeBandwidth(size_t row) const {
     return Bandwidth(row) / class_median_[size_t(ClassOf(row))];
   }

@@ -8,6 +8,7 @@
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/pair_key_map.h"
 #include "diagnosis/robust_stats.h"
+#include "core/prefetch.h"
 #include "diagnosis/rules/bandwidth_cells.h"
 
 namespace prism::diagnosis {
@@ -61,6 +62,8 @@ PairPaces MeasurePairPaces(const RuleContext& rc, int64_t t0, int64_t bin_ns, in
   // [pair * bins + bin] missed the cache on nearly every record.
   std::vector<std::vector<PairBin>> acc(out.bins);
   for (size_t r = 0; r < f.size(); ++r) {
+    if (r + kPrefetchAhead < f.size())  // the pair map misses the cache at 100,000 GPUs
+      out.index.Prefetch(DirectedKey(src[r + kPrefetchAhead], dst[r + kPrefetchAhead]));
     if (!Paced(rc, r)) continue;
     const int64_t bin = (start[r] - t0) / bin_ns;
     if (bin < 0 || bin >= bins) continue;
