@@ -5,7 +5,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "output/json_text.h"
 
 namespace prism::output {
 namespace {
@@ -72,6 +75,34 @@ json PairJson(const ReportPair& p) {
   };
 }
 
+// PairJson's bytes, written without the document (output/json_text.h): a report has a pair per
+// GPU pair of every job, 192,000 at 100,000 GPUs.
+void AppendPairJson(const ReportPair& p, std::string* out) {
+  const analysis::PairEvidence& e = p.evidence;
+  JsonText j(out);
+  j.BeginObject();
+  j.Key("a").String(p.a.ToString());
+  j.Key("b").String(p.b.ToString());
+  j.Key("evidence").BeginObject();
+  j.Key("aligned_starts").Double(e.aligned_starts);
+  j.Key("bidirectional").Bool(e.bidirectional);
+  j.Key("both_way_steps").Int(e.both_way_steps);
+  j.Key("control_flows").Int(e.control_records);
+  j.Key("flows").Int(e.records);
+  j.Key("ordered_steps").Int(e.ordered_steps);
+  j.Key("rule").String(e.rule);
+  j.Key("sizes_mode").Int(e.sizes_mode);
+  j.Key("step_ordered_share").Double(e.step_ordered_share);
+  j.Key("steps").Int(e.steps);
+  j.Key("transfers").Int(e.transfers);
+  j.EndObject();
+  j.Key("job");
+  if (p.job.empty()) j.Null();
+  else j.String(p.job);
+  j.Key("label").String(analysis::PairLabelName(p.label));
+  j.EndObject();
+}
+
 json StepJson(const ReportStep& s, const ReportJsonOptions& options) {
   json out = {
       {"start_ns", s.start_ns},       {"end_ns", s.end_ns},         {"dp_start_ns", s.dp_start_ns},
@@ -100,15 +131,17 @@ json TimelineJson(const ReportTimeline& t, const ReportJsonOptions& options) {
 
 // One (GPU, job) timeline in a line: its step count, span and median step (the upper median of
 // an even count, in seconds; 0 without steps).
-json TimelineSummaryJson(const ReportTimeline& t, std::vector<int64_t>* durations) {
+double MedianStepSeconds(const ReportTimeline& t, std::vector<int64_t>* durations) {
   durations->clear();
   for (const auto& s : t.steps) durations->push_back(s.end_ns - s.start_ns);
-  double median_s = 0;
-  if (!durations->empty()) {
-    auto mid = durations->begin() + static_cast<ptrdiff_t>(durations->size() / 2);
-    std::nth_element(durations->begin(), mid, durations->end());
-    median_s = static_cast<double>(*mid) / 1e9;
-  }
+  if (durations->empty()) return 0;
+  auto mid = durations->begin() + static_cast<ptrdiff_t>(durations->size() / 2);
+  std::nth_element(durations->begin(), mid, durations->end());
+  return static_cast<double>(*mid) / 1e9;
+}
+
+json TimelineSummaryJson(const ReportTimeline& t, std::vector<int64_t>* durations) {
+  const double median_s = MedianStepSeconds(t, durations);
   return {{"gpu", t.gpu.ToString()},
           {"job", JobRef(t.job)},
           {"stage", t.stage},
@@ -116,6 +149,24 @@ json TimelineSummaryJson(const ReportTimeline& t, std::vector<int64_t>* duration
           {"start_ns", t.steps.empty() ? 0 : t.steps.front().start_ns},
           {"end_ns", t.steps.empty() ? 0 : t.steps.back().end_ns},
           {"median_step_s", median_s}};
+}
+
+// TimelineSummaryJson's bytes, written without the document: one per GPU and job.
+void AppendTimelineSummaryJson(const ReportTimeline& t, std::vector<int64_t>* durations,
+                               std::string* out) {
+  const double median_s = MedianStepSeconds(t, durations);
+  JsonText j(out);
+  j.BeginObject();
+  j.Key("end_ns").Int(t.steps.empty() ? 0 : t.steps.back().end_ns);
+  j.Key("gpu").String(t.gpu.ToString());
+  j.Key("job");
+  if (t.job.empty()) j.Null();
+  else j.String(t.job);
+  j.Key("median_step_s").Double(median_s);
+  j.Key("stage").Int(t.stage);
+  j.Key("start_ns").Int(t.steps.empty() ? 0 : t.steps.front().start_ns);
+  j.Key("steps").Int(t.steps.size());
+  j.EndObject();
 }
 
 json CountersJson(const ReportCounters& c) {
@@ -212,12 +263,16 @@ struct ArraySection {
   std::string key;
   size_t size = 0;
   std::function<json(size_t)> element;
+  // For the arrays of a hundred thousand elements: element i's text appended without building
+  // it (the same bytes as element(i) dumped); empty for the others.
+  std::function<void(size_t, std::string*)> append_text;
 };
 
 std::vector<ArraySection> ReportArrays(const Report& report, const ReportJsonOptions& options) {
   std::vector<ArraySection> out;
   auto add = [&](std::string key, const auto& items, auto make) {
-    out.push_back({std::move(key), items.size(), [&items, make](size_t i) { return make(items[i]); }});
+    out.push_back(
+        {std::move(key), items.size(), [&items, make](size_t i) { return make(items[i]); }, {}});
   };
   add("windows", report.windows, WindowJson);
   add("sources", report.sources, [](const ReportSource& s) -> json {
@@ -225,6 +280,9 @@ std::vector<ArraySection> ReportArrays(const Report& report, const ReportJsonOpt
   });
   add("jobs", report.jobs, JobJson);
   add("pairs", report.pairs, PairJson);
+  out.back().append_text = [&pairs = report.pairs](size_t i, std::string* text) {
+    AppendPairJson(pairs[i], text);
+  };
   if (options.timelines) {
     add("timelines", report.timelines,
         [options](const ReportTimeline& t) { return TimelineJson(t, options); });
@@ -232,6 +290,9 @@ std::vector<ArraySection> ReportArrays(const Report& report, const ReportJsonOpt
     auto durations = std::make_shared<std::vector<int64_t>>();  // reused from one to the next
     add("timeline_summaries", report.timelines,
         [durations](const ReportTimeline& t) { return TimelineSummaryJson(t, durations.get()); });
+    out.back().append_text = [&timelines = report.timelines, durations](size_t i, std::string* text) {
+      AppendTimelineSummaryJson(timelines[i], durations.get(), text);
+    };
   }
   add("findings", report.findings, FindingJson);
   return out;
@@ -282,10 +343,18 @@ Status WriteReportJson(const Report& report, std::ostream* out, const ReportJson
     keys[section.key] = [&out, &dump, &section] {
       if (section.size == 0) return void(*out << "[]");
       *out << "[\n";
+      std::string text;  // elements written a few hundred at a time
       for (size_t i = 0; i < section.size; ++i) {
-        *out << "  " << dump(section.element(i)) << (i + 1 < section.size ? ",\n" : "\n");
+        text += "  ";
+        if (section.append_text) section.append_text(i, &text);
+        else text += dump(section.element(i));
+        text += i + 1 < section.size ? ",\n" : "\n";
+        if (text.size() >= (size_t{1} << 16)) {
+          *out << text;
+          text.clear();
+        }
       }
-      *out << "]";
+      *out << text << "]";
     };
   }
   *out << "{\n";

@@ -196,6 +196,35 @@ TEST(ReportJson, SameContentGivesSameBytesWhateverTheEndpointIds) {
   EXPECT_EQ(a.back(), '\n');
 }
 
+// Pairs and timeline summaries are written as text (output/json_text.h), not dumped from the
+// document: each line must be the document's element, byte for byte.
+TEST(ReportJson, WrittenPairsAndSummariesAreTheDocumentsElementsByteForByte) {
+  Report report = OneWindowReport();
+  report.pairs[0].evidence.aligned_starts = 1.0 / 3.0;
+  report.pairs[1].evidence.step_ordered_share = 0.25;
+  report.pairs[1].evidence.rule = "one-way \"data\"";  // escaped by nlohmann
+  std::ostringstream out;
+  ASSERT_TRUE(WriteReportJson(report, &out, {.timelines = false}).has_value());
+  const json doc = BuildReportJson(report, {.timelines = false});
+  std::vector<std::string> lines;
+  std::istringstream in(out.str());
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  auto expect_lines = [&](const std::string& key) {
+    const auto at = std::find(lines.begin(), lines.end(), "\"" + key + "\": [");
+    ASSERT_NE(at, lines.end()) << key;
+    const json& elements = doc[key];
+    ASSERT_GE(elements.size(), 2u);
+    for (size_t i = 0; i < elements.size(); ++i) {
+      const std::string expected =
+          "  " + elements[i].dump(-1, ' ', false, json::error_handler_t::replace) +
+          (i + 1 < elements.size() ? "," : "");
+      EXPECT_EQ(*(at + 1 + ptrdiff_t(i)), expected) << key << " " << i;
+    }
+  };
+  expect_lines("pairs");
+  expect_lines("timeline_summaries");
+}
+
 TEST(ReportJson, MergesWindows) {
   std::vector<std::string> job_a = {"10.0.0.2", "10.0.0.10", "10.0.1.1", "10.0.1.2"};
   TestWindow w1(kT0, kT0 + 60 * kSec, Gpus());
