@@ -50,17 +50,17 @@ class JsonText {
       out_->push_back('"');
       out_->append(s);
       out_->push_back('"');
-    } else {  // quotes, backslashes, control bytes or UTF-8: nlohmann's escaping (bad UTF-8 replaced)
-      out_->append(nlohmann::json(std::string(s)).dump(-1, ' ', false,
-                                                       nlohmann::json::error_handler_t::replace));
+    } else {  // quotes, backslashes, control bytes or UTF-8: nlohmann's escaping (bad UTF-8
+              // replaced)
+      out_->append(nlohmann::json(std::string(s))
+                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
     return *this;
   }
   JsonText& Null() { return Raw("null"); }
   JsonText& Bool(bool b) { return Raw(b ? "true" : "false"); }
   template <typename T>
-    requires std::is_integral_v<T>
-  JsonText& Int(T v) {
+  requires std::is_integral_v<T> JsonText& Int(T v) {
     Separate();
     fmt::format_to(std::back_inserter(*out_), "{}", v);
     return *this;

@@ -17,11 +17,23 @@ using nlohmann::json;
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 TEST(JsonText, DoublesComeOutAsNlohmannDumpsThem) {
-  const std::vector<double> values = {0.0,     -0.0,    1.0,      -1.0,   0.1,     1.0 / 3.0,
-                                      1e-7,    2.5e-5,  1e15,     1e16,   1e21,    123456.789,
-                                      4.72067896,       std::numeric_limits<double>::min(),
+  const std::vector<double> values = {0.0,
+                                      -0.0,
+                                      1.0,
+                                      -1.0,
+                                      0.1,
+                                      1.0 / 3.0,
+                                      1e-7,
+                                      2.5e-5,
+                                      1e15,
+                                      1e16,
+                                      1e21,
+                                      123456.789,
+                                      4.72067896,
+                                      std::numeric_limits<double>::min(),
                                       std::numeric_limits<double>::max(),
-                                      std::nan(""),     std::numeric_limits<double>::infinity()};
+                                      std::nan(""),
+                                      std::numeric_limits<double>::infinity()};
   for (const double v : values) {
     std::string text;
     JsonText(&text).Double(v);
@@ -30,9 +42,9 @@ TEST(JsonText, DoublesComeOutAsNlohmannDumpsThem) {
 }
 
 TEST(JsonText, StringsAreEscapedAsNlohmannEscapesThem) {
-  const std::vector<std::string> values = {"",          "10.0.3.5",     "fe80::1",   "job-56f17e65b72b",
-                                           "a\"quote",  "back\\slash",  "tab\there", "line\nbreak",
-                                           "\x01",      "caf\xc3\xa9",  "bad \xff utf8", "del\x7f"};
+  const std::vector<std::string> values = {
+      "",          "10.0.3.5",    "fe80::1", "job-56f17e65b72b", "a\"quote",      "back\\slash",
+      "tab\there", "line\nbreak", "\x01",    "caf\xc3\xa9",      "bad \xff utf8", "del\x7f"};
   for (const std::string& v : values) {
     std::string text;
     JsonText(&text).String(v);
@@ -42,13 +54,11 @@ TEST(JsonText, StringsAreEscapedAsNlohmannEscapesThem) {
 
 TEST(JsonText, NestedObjectsMatchTheDocumentsDump) {
   // Keys given in alphabetical order, as nlohmann's objects keep them.
-  const json doc = {{"a", "x"},
-                    {"b", {{"c", -3}, {"d", uint64_t{18446744073709551615u}}, {"e", {}}}},
-                    {"f", nullptr},
-                    {"g", true},
-                    {"h", false},
-                    {"i", json::object()},
-                    {"j", 0.5}};
+  const json doc = {
+      {"a", "x"},     {"b", {{"c", -3}, {"d", uint64_t{18446744073709551615u}}, {"e", {}}}},
+      {"f", nullptr}, {"g", true},
+      {"h", false},   {"i", json::object()},
+      {"j", 0.5}};
   std::string text;
   JsonText j(&text);
   j.BeginObject();

@@ -290,7 +290,8 @@ std::vector<ArraySection> ReportArrays(const Report& report, const ReportJsonOpt
     auto durations = std::make_shared<std::vector<int64_t>>();  // reused from one to the next
     add("timeline_summaries", report.timelines,
         [durations](const ReportTimeline& t) { return TimelineSummaryJson(t, durations.get()); });
-    out.back().append_text = [&timelines = report.timelines, durations](size_t i, std::string* text) {
+    out.back().append_text = [&timelines = report.timelines, durations](size_t i,
+                                                                        std::string* text) {
       AppendTimelineSummaryJson(timelines[i], durations.get(), text);
     };
   }

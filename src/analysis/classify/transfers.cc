@@ -62,6 +62,8 @@ PairNumbering NumberPairs(const flow::FlowTable& flows, const std::vector<int>& 
   ParallelFor(runs, threads, [&](size_t k) {
     RunPairs& rp = run_pairs[k];
     for (flow::RowId r = flow::RowId(cut[k]); r < cut[k + 1]; ++r) {
+      if (r + kPrefetchAhead < cut[k + 1])
+        rp.index.Prefetch(PairKey(src[r + kPrefetchAhead], dst[r + kPrefetchAhead]));
       const int j = job_of[src[r]];
       if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) continue;
       const uint32_t p = rp.index.FindOrInsert(PairKey(src[r], dst[r]));

@@ -9,6 +9,7 @@
 #include "analysis/jobs/union_find.h"
 #include "analysis/pair_key_map.h"
 #include "analysis/parallel_for.h"
+#include "core/prefetch.h"
 
 namespace prism::analysis {
 namespace {
@@ -28,7 +29,10 @@ std::vector<uint64_t> DistinctPairs(std::span<const EndpointId> src,
   ParallelFor(runs, int(runs), [&](size_t k) {
     PairKeyMap seen;
     uint64_t last = UINT64_MAX;
-    for (size_t i = src.size() * k / runs; i < src.size() * (k + 1) / runs; ++i) {
+    const size_t end = src.size() * (k + 1) / runs;
+    for (size_t i = src.size() * k / runs; i < end; ++i) {
+      if (i + kPrefetchAhead < end)  // the table misses the cache at 100,000 GPUs
+        seen.Prefetch(PairKey(src[i + kPrefetchAhead], dst[i + kPrefetchAhead]));
       const uint64_t key = PairKey(src[i], dst[i]);
       if (key == last) continue;
       last = key;
