@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/prefetch.h"
 #include "core/status.h"
 #include "flow/radix_sort.h"
 
@@ -101,13 +102,19 @@ namespace {
 
 // Gathers each column into `order`. The columns share one buffer: the storage a column leaves
 // receives the next one, so only the first costs fresh pages (page faults were a large part of
-// the sort's time), none when `buffer` comes with pages already touched.
+// the sort's time), none when `buffer` comes with pages already touched. Each gather misses the
+// cache (and at 100,000 GPUs the TLB): the row kPrefetchAhead ahead is asked for early.
 template <typename T>
 void Permute(std::initializer_list<std::vector<T>*> columns, const std::vector<RowId>& rows,
              std::vector<T> buffer = {}) {
   for (std::vector<T>* column : columns) {
     buffer.resize(column->size());
-    for (size_t i = 0; i < rows.size(); ++i) buffer[i] = (*column)[rows[i]];
+    const size_t n = rows.size(), ahead = n > kPrefetchAhead ? n - kPrefetchAhead : 0;
+    for (size_t i = 0; i < ahead; ++i) {
+      __builtin_prefetch(column->data() + rows[i + kPrefetchAhead]);
+      buffer[i] = (*column)[rows[i]];
+    }
+    for (size_t i = ahead; i < n; ++i) buffer[i] = (*column)[rows[i]];
     column->swap(buffer);
   }
 }
