@@ -61,20 +61,9 @@ PairPaces MeasurePairPaces(const RuleContext& rc, int64_t t0, int64_t bin_ns, in
   // of every pair. At 100,000 GPUs (384,000 directed pairs, 13 bins) that is 9 of 120 MB, where
   // [pair * bins + bin] missed the cache on nearly every record.
   std::vector<std::vector<PairBin>> acc(out.bins);
-  // Two misses per record at 100,000 GPUs: the pair map's slot, asked for 16 rows ahead, and
-  // the pair's sums, asked for 8 rows ahead once that slot is in (looked up, not inserted: the
-  // pairs keep the numbers of their first record).
-  constexpr size_t kSumsAhead = kPrefetchAhead / 2;
   for (size_t r = 0; r < f.size(); ++r) {
-    if (r + kPrefetchAhead < f.size())
+    if (r + kPrefetchAhead < f.size())  // the pair map misses the cache at 100,000 GPUs
       out.index.Prefetch(DirectedKey(src[r + kPrefetchAhead], dst[r + kPrefetchAhead]));
-    if (r + kSumsAhead < f.size()) {
-      const size_t ahead = r + kSumsAhead;
-      const int64_t bin_ahead = (start[ahead] - t0) / bin_ns;
-      const uint32_t p = out.index.Find(DirectedKey(src[ahead], dst[ahead]));
-      if (bin_ahead >= 0 && bin_ahead < bins && p < acc[size_t(bin_ahead)].size())
-        __builtin_prefetch(&acc[size_t(bin_ahead)][p]);
-    }
     if (!Paced(rc, r)) continue;
     const int64_t bin = (start[r] - t0) / bin_ns;
     if (bin < 0 || bin >= bins) continue;
