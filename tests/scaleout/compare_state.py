@@ -35,10 +35,12 @@ def lost(state):
     return sum(state["ingest"]["records_lost"].values())
 
 
-def check_reference(ref, fault_kind):
+def check_reference(ref, *fault_kinds):
     findings, jobs = essence(ref)
-    check(len(jobs) >= 1 and any(f[1] == fault_kind for f in findings),
-          f"reference: {len(jobs)} job(s), {len(findings)} findings, {fault_kind} among them")
+    kinds = {f[1] for f in findings}
+    check(len(jobs) >= 1 and all(k in kinds for k in fault_kinds),
+          f"reference: {len(jobs)} job(s), {len(findings)} findings, "
+          f"{', '.join(fault_kinds)} among them")
     check(lost(ref) == 0, "reference lost no record")
 
 
@@ -66,3 +68,12 @@ def check_analyser(name, state, ref, resumed_log=None, expect_skipped=True):
         skipped = state["ingest"]["stream"]["records_already_analysed"]
         check(skipped > 0 or not expect_skipped,
               f"analyser {name}: {skipped} records read again were skipped as already analysed")
+
+
+def print_stream_figures(name, state):
+    """What the analyser's reading went through: batches delivered again, readings set up again,
+    records read again and skipped (figures, not checks: they depend on timing)."""
+    s = state["ingest"]["stream"]
+    print(f"     analyser {name}: {s['redelivered_messages']} batches redelivered, "
+          f"{s['reconnects']} reconnects, {s['records_already_analysed']} records skipped "
+          f"as already analysed")

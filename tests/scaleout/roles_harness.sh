@@ -2,9 +2,11 @@
 # (py) and with `idle` set to the --idle-flush seconds of the servers:
 #   drop DIR FILE     a file appears whole in a watched directory
 #   health PORT KEY   one field of /api/v1/health, e.g. '["windows_analysed"]'
-#   settle PORT       waits until the windows stop (the idle flush included)
+#   settle PORT       waits until the windows stop (the idle flush included); at most
+#                     settle_s seconds (default 90)
 #   state PORT OUT    findings, jobs with their step series, and /api/v1/ingest, as JSON
 #   count CSV         the records of a flow CSV (its lines less the header)
+#   peak_rss_mb PID   a live process's peak resident memory (VmHWM), MB
 #   start_reference   one `serve --watch "$work/ref-watch"` with the test's `common` options, the
 #                     answer the roles apart must give; sets ref_port and ref_pid
 # compare_state.py compares such states.
@@ -14,12 +16,12 @@ drop() { cp "$2" "$1/.$(basename "$2")" && mv "$1/.$(basename "$2")" "$1/$(basen
 health() {
   curl -sf "http://127.0.0.1:$1/api/v1/health" | $py -c "import json,sys; print(json.load(sys.stdin)$2)"
 }
-# settle PORT: waits (at most 90 s) until no window has come for idle + 2 s with nothing in
-# analysis: the last windows come with the idle flush. Both spans are clock time, not polls: on a
-# loaded machine a poll (curl and python) takes longer than its 0.1 s sleep.
+# settle PORT: waits (at most settle_s, default 90 s) until no window has come for idle + 2 s with
+# nothing in analysis: the last windows come with the idle flush. Both spans are clock time, not
+# polls: on a loaded machine a poll (curl and python) takes longer than its 0.1 s sleep.
 settle() {
   local last=-1 n now since deadline
-  deadline=$(( $(date +%s) + 90 )) since=$(date +%s%N)
+  deadline=$(( $(date +%s) + ${settle_s:-90} )) since=$(date +%s%N)
   while [ "$(date +%s)" -lt $deadline ]; do
     n=$(health "$1" '["windows_analysed"]' 2>/dev/null || echo -1)
     now=$(date +%s%N)
@@ -34,6 +36,8 @@ settle() {
 }
 # count CSV: the records of a flow CSV.
 count() { echo $(( $(wc -l <"$1") - 1 )); }
+# peak_rss_mb PID: VmHWM of a live process, in MB.
+peak_rss_mb() { awk '/^VmHWM/ {print int($2 / 1024)}' "/proc/$1/status"; }
 # start_reference: the reference, one process watching "$work/ref-watch".
 start_reference() {
   mkdir -p "$work/ref-watch"
