@@ -149,6 +149,7 @@ json IngestJson(const ApiContext& ctx) {
               {"store_errors", p.store_errors.load()},
               {"buffer_bytes", p.buffer_bytes.load()},
               {"records_held", p.records_held.load()},
+              {"records_late_partial", p.records_late_partial.load()},
               {"records_lost", TallyLoss(ctx.sources, p).records}};
 }
 
@@ -566,6 +567,11 @@ void RenderWindowMetrics(const Snapshot& snap, const PipelineCounters& p, Metric
   m.Single("llmprism_windows_skipped_total", "counter",
            "Due windows skipped because analysis was still busy with an earlier one.",
            p.windows_skipped.load());
+  m.Single("llmprism_records_late_partial_total", "counter",
+           "Records that came after an analysed window covering their start was taken, in time "
+           "for the later windows, which hold them: that window was analysed without them (not "
+           "a loss: raise --reorder, or --idle-flush when the data pauses).",
+           p.records_late_partial.load());
   m.Single("llmprism_window_analysis_seconds", "gauge",
            "Wall time the latest window's analysis took.",
            snap.analysis_seconds);

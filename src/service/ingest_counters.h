@@ -65,6 +65,7 @@ struct PipelineCounters {
   std::atomic<uint64_t> windows_shortened{0};      // windows cut short by the budget
   std::atomic<uint64_t> records_given_up{0};       // buffered, but no window could hold them
   std::atomic<uint64_t> records_skipped{0};        // only in windows skipped (analysis behind)
+  std::atomic<uint64_t> records_late_partial{0};   // in later windows only: an analysed one missed them
   std::atomic<uint64_t> records_held{0};           // held by the clock guard now
 
   // Analysis.

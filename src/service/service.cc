@@ -246,6 +246,8 @@ struct Service::Impl {
   uint64_t last_loss_total = 0, last_loss_logged_total = 0;
   std::chrono::steady_clock::time_point last_loss_check{}, last_loss_log{};
   static constexpr std::chrono::seconds kLossLogInterval{10};
+  uint64_t late_partial_logged = 0;
+  std::chrono::steady_clock::time_point last_late_partial_log{};
 
   // Analysis thread: changes the database has not taken yet (a failed write), written again.
   struct Unsaved {
@@ -532,6 +534,7 @@ struct Service::Impl {
   // a new one), published for /api/v1/health and /metrics.
   struct BufferTotals {
     uint64_t windows_shortened = 0, records_given_up = 0, windows_skipped = 0, records_skipped = 0;
+    uint64_t records_late_partial = 0;
   };
   void PublishBuffer(const WindowBuffer& b, const BufferTotals& carried) {
     pipeline.buffer_records = b.size();
@@ -544,6 +547,22 @@ struct Service::Impl {
     pipeline.records_given_up = carried.records_given_up + b.records_given_up();
     pipeline.windows_skipped = carried.windows_skipped + b.windows_skipped();
     pipeline.records_skipped = carried.records_skipped + b.records_skipped();
+    pipeline.records_late_partial = carried.records_late_partial + b.records_late_partial();
+  }
+
+  // Records an analysed window missed (WindowBuffer::records_late_partial) are not lost, but an
+  // analysis went without them: said in the log as loss is, at most every kLossLogInterval.
+  void ReportLatePartial(std::chrono::steady_clock::time_point now) {
+    const uint64_t n = pipeline.records_late_partial.load();
+    if (n == late_partial_logged) return;
+    if (late_partial_logged != 0 && now - last_late_partial_log < kLossLogInterval) return;
+    fmt::print(stderr,
+               "llmprism serve: {} records came after an analysed window covering them was taken "
+               "({} in all; later windows hold them): that window went without them (raise "
+               "--reorder, or --idle-flush when the data pauses)\n",
+               n - late_partial_logged, n);
+    late_partial_logged = n;
+    last_late_partial_log = now;
   }
 
   // Loss is loud: the wall time of the last loss for /api/v1/health, and a log line at most every
@@ -587,6 +606,7 @@ struct Service::Impl {
     carried.records_given_up += buffer->records_given_up();
     carried.windows_skipped += buffer->windows_skipped();
     carried.records_skipped += buffer->records_skipped();
+    carried.records_late_partial += buffer->records_late_partial();
     buffer = std::make_unique<WindowBuffer>(options.buffer, account);
   }
 
@@ -677,6 +697,7 @@ struct Service::Impl {
       HandOffDue(*buffer, closing);
       PublishBuffer(*buffer, carried);
       ReportLoss(now);
+      ReportLatePartial(now);
       if (closing) break;
     }
   }

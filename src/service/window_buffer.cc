@@ -108,6 +108,8 @@ WindowBuffer::AddResult WindowBuffer::Add(const FlowRecord& r) {
   k.segments.back()->Push(r);
   ++k.records;
   ++size_;
+  // Later windows hold it, but a window this buffer handed out covered its step without it.
+  if (handed_out_end_ns_ != INT64_MIN && b < Bucket(handed_out_end_ns_)) ++records_late_partial_;
   max_end_ns_ = std::max(max_end_ns_, std::max(r.end_ns, r.start_ns));
   flush_ = false;  // new data: back to waiting out the reorder allowance
   return AddResult::kAccepted;
@@ -219,6 +221,7 @@ bool WindowBuffer::TakeDue(Window* out, size_t max_lag_windows) {
   }
   if (out->shortened()) ++windows_shortened_;
   last_taken_end_ns_ = end_ns;
+  handed_out_end_ns_ = end_ns;
   // Free what no later window covers.
   const int64_t keep_from = Bucket(next_end_ns_ - options_.window_ns);
   while (!buckets_.empty() && buckets_.begin()->first < keep_from) {

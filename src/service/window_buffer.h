@@ -111,6 +111,10 @@ class WindowBuffer {
   uint64_t records_given_up() const { return records_given_up_; }
   uint64_t windows_skipped() const { return windows_skipped_; }
   uint64_t records_skipped() const { return records_skipped_; }
+  // Records accepted for later windows whose step a window already handed out covered: that
+  // window was analysed without them (they came later than the reorder allowance for it, but in
+  // time for the next ones). Not dropped, yet missing from an analysis: counted, never silent.
+  uint64_t records_late_partial() const { return records_late_partial_; }
 
  private:
   struct StepBucket {
@@ -139,7 +143,10 @@ class WindowBuffer {
   int64_t given_up_before_ = INT64_MIN;  // buckets below this were given up for memory
   int64_t cut_end_ns_ = INT64_MIN;       // the budget asks for a window ending here, now
   uint64_t buckets_evicted_ = 0, windows_shortened_ = 0, records_given_up_ = 0;
-  uint64_t windows_skipped_ = 0, records_skipped_ = 0;
+  uint64_t windows_skipped_ = 0, records_skipped_ = 0, records_late_partial_ = 0;
+  // End of the last window this buffer handed out (not a resumed process's committed end: the
+  // windows before it held every record the stream had).
+  int64_t handed_out_end_ns_ = INT64_MIN;
 };
 
 }  // namespace prism::service

@@ -92,6 +92,37 @@ TEST(WindowBuffer, FirstWindowWaitsOutTheReorderAllowance) {
   EXPECT_EQ(w.records, 1u + 2u + 45u);  // 998, 1003, 1004, 1005..1049
 }
 
+// A record later than the reorder allowance for one window but in time for the next ones joins
+// the next ones, and the window analysed without it is not silent about it: counted.
+TEST(WindowBuffer, RecordsAnAnalysedWindowMissedAreCounted) {
+  WindowBuffer b(Opts());
+  Window w;
+  for (int64_t t = 1000; t < 1076; ++t) b.Add(Rec(t));
+  ASSERT_TRUE(b.TakeDue(&w));
+  ASSERT_TRUE(b.TakeDue(&w));
+  ASSERT_EQ(w.end_ns, 1070 * kS);  // [1010, 1070) analysed
+  EXPECT_EQ(b.records_late_partial(), 0u);
+  EXPECT_EQ(b.Add(Rec(1065)), WindowBuffer::AddResult::kAccepted);  // [1010, 1070) missed it
+  EXPECT_EQ(b.records_late_partial(), 1u);
+  EXPECT_EQ(b.Add(Rec(1072)), WindowBuffer::AddResult::kAccepted);  // no window taken covers it
+  EXPECT_EQ(b.Add(Rec(1015)), WindowBuffer::AddResult::kLate);      // counted as late instead
+  EXPECT_EQ(b.records_late_partial(), 1u);
+  b.Add(Rec(1090));
+  ASSERT_TRUE(b.TakeDue(&w));
+  EXPECT_EQ(w.end_ns, 1080 * kS);
+  EXPECT_EQ(w.records, 56u + 2u);  // 1020..1075, 1065 and 1072 again
+}
+
+// A resumed analyser's windows before its committed end were analysed by the earlier process
+// with every record the stream held: records of theirs read again are not late for them.
+TEST(WindowBuffer, AResumedBufferTakesNoRecordAsMissedByCommittedWindows) {
+  WindowBuffer b(Opts());
+  b.ResumeAfter(1070 * kS);
+  EXPECT_EQ(b.Add(Rec(1065)), WindowBuffer::AddResult::kAccepted);
+  for (int64_t t = 1066; t < 1100; ++t) b.Add(Rec(t));
+  EXPECT_EQ(b.records_late_partial(), 0u);
+}
+
 TEST(WindowBuffer, LateRecordsWithinReorderCountTooLateOnesDrop) {
   WindowBuffer b(Opts());
   Window w;
