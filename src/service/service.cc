@@ -655,6 +655,8 @@ struct Service::Impl {
     while (true) {
       batches.clear();
       const size_t n = queue.PopAll(std::chrono::milliseconds(200), &batches);
+      // Set by the reader before it read the records just popped (the queue orders the two).
+      if (stream_source) buffer->NoteAnalysedElsewhere(stream_source->analysed_elsewhere_end_ns());
       const bool closing = stop_sources.load() && n == 0 && queue.size() == 0;
       const int64_t wall = WallNs();
       bool accepted_any = false;

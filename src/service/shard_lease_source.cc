@@ -182,6 +182,8 @@ Status ShardLeaseSource::SetUp(int shard, int64_t committed_end_ns) {
   if (committed_end_ns > 0) {
     r.first_needed_start_ns = scaleout::StreamCheckpoint::FirstUncommittedStart(
         committed_end_ns, options_.window_ns, options_.step_ns);
+    // Written by this thread only, before the shard's records are read.
+    analysed_elsewhere_end_ns_ = std::max(analysed_elsewhere_end_ns_.load(), committed_end_ns);
   }
   readings_.erase(shard);
   readings_.emplace(shard, std::move(r));

@@ -77,6 +77,7 @@ class ShardLeaseSource : public StreamReader {
            orphaned_.load() == 0;
   }
 
+  int64_t analysed_elsewhere_end_ns() const override { return analysed_elsewhere_end_ns_.load(); }
   uint64_t shards_held() const { return shards_held_.load(); }
   uint64_t leases_taken() const { return leases_taken_.load(); }
   uint64_t takeovers() const { return takeovers_.load(); }  // taken from a holder that lapsed
@@ -131,6 +132,7 @@ class ShardLeaseSource : public StreamReader {
   std::atomic<bool> reachable_{false}, setting_up_{false};
   std::atomic<int> orphaned_{1};  // shards nobody reads (scaleout/shard_leases.h orphaned())
   std::atomic<int64_t> origin_ns_{INT64_MAX};
+  std::atomic<int64_t> analysed_elsewhere_end_ns_{INT64_MIN};  // the latest taken shard's commit
 };
 
 }  // namespace prism::service

@@ -48,6 +48,10 @@ class StreamReader {
   virtual std::optional<int64_t> origin_ns() const = 0;
   // Nothing left to read: a pause in the records is a pause in the data (serve's idle flush).
   virtual bool caught_up() const = 0;
+  // Windows up to this end were analysed by another process with the records read here again
+  // (a shard taken over: its previous holder's committed windows); INT64_MIN: none. Set before
+  // those records are read.
+  virtual int64_t analysed_elsewhere_end_ns() const { return INT64_MIN; }
 };
 
 }  // namespace prism::service

@@ -109,7 +109,10 @@ WindowBuffer::AddResult WindowBuffer::Add(const FlowRecord& r) {
   ++k.records;
   ++size_;
   // Later windows hold it, but a window this buffer handed out covered its step without it.
-  if (handed_out_end_ns_ != INT64_MIN && b < Bucket(handed_out_end_ns_)) ++records_late_partial_;
+  if (handed_out_end_ns_ != INT64_MIN && b < Bucket(handed_out_end_ns_) &&
+      (analysed_elsewhere_end_ns_ == INT64_MIN || b >= Bucket(analysed_elsewhere_end_ns_))) {
+    ++records_late_partial_;
+  }
   max_end_ns_ = std::max(max_end_ns_, std::max(r.end_ns, r.start_ns));
   flush_ = false;  // new data: back to waiting out the reorder allowance
   return AddResult::kAccepted;

@@ -31,6 +31,7 @@
 // and every window says how it was cut (Window::nominal_start_ns, shortened).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -115,6 +116,11 @@ class WindowBuffer {
   // window was analysed without them (they came later than the reorder allowance for it, but in
   // time for the next ones). Not dropped, yet missing from an analysis: counted, never silent.
   uint64_t records_late_partial() const { return records_late_partial_; }
+  // Windows up to `end_ns` were analysed by another process with the records about to be read
+  // again (a shard taken over): those records are not counted as missed by this buffer's windows.
+  void NoteAnalysedElsewhere(int64_t end_ns) {
+    analysed_elsewhere_end_ns_ = std::max(analysed_elsewhere_end_ns_, end_ns);
+  }
 
  private:
   struct StepBucket {
@@ -147,6 +153,7 @@ class WindowBuffer {
   // End of the last window this buffer handed out (not a resumed process's committed end: the
   // windows before it held every record the stream had).
   int64_t handed_out_end_ns_ = INT64_MIN;
+  int64_t analysed_elsewhere_end_ns_ = INT64_MIN;
 };
 
 }  // namespace prism::service

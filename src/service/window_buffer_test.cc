@@ -123,6 +123,21 @@ TEST(WindowBuffer, AResumedBufferTakesNoRecordAsMissedByCommittedWindows) {
   EXPECT_EQ(b.records_late_partial(), 0u);
 }
 
+// A shard taken over: its records of windows up to its previous holder's committed end come
+// again, and this buffer's windows over that time went without them, but the holder had them.
+TEST(WindowBuffer, RecordsOfWindowsAnalysedElsewhereAreNotCountedAsMissed) {
+  WindowBuffer b(Opts());
+  Window w;
+  for (int64_t t = 1000; t < 1076; ++t) b.Add(Rec(t));
+  ASSERT_TRUE(b.TakeDue(&w));
+  ASSERT_TRUE(b.TakeDue(&w));  // [1010, 1070) analysed here
+  b.NoteAnalysedElsewhere(1060 * kS);
+  EXPECT_EQ(b.Add(Rec(1055)), WindowBuffer::AddResult::kAccepted);  // the holder's window had it
+  EXPECT_EQ(b.records_late_partial(), 0u);
+  EXPECT_EQ(b.Add(Rec(1065)), WindowBuffer::AddResult::kAccepted);  // no one's window had it
+  EXPECT_EQ(b.records_late_partial(), 1u);
+}
+
 TEST(WindowBuffer, LateRecordsWithinReorderCountTooLateOnesDrop) {
   WindowBuffer b(Opts());
   Window w;
