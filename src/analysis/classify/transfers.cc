@@ -93,15 +93,6 @@ PairNumbering NumberPairs(const flow::FlowTable& flows, const std::vector<int>& 
   return out;
 }
 
-// A pair's rows are spread over the whole window, so each row's columns miss the cache (and,
-// at 100,000 GPUs, the TLB): core/prefetch.h.
-void PrefetchRow(const flow::FlowTable& flows, flow::RowId r) {
-  __builtin_prefetch(&flows.start_ns()[r]);
-  __builtin_prefetch(&flows.end_ns()[r]);
-  __builtin_prefetch(&flows.bytes()[r]);
-  __builtin_prefetch(&flows.src()[r]);
-}
-
 // Rows listed per pair (a counting sort, 4 bytes per row), each pair's list fed to its builder
 // on its own, the pairs spread over the threads. Each run counts and places its own rows: a
 // run's rows of a pair go after the earlier runs' rows of that pair, so each list is in row
@@ -143,7 +134,8 @@ void FeedPerPair(const flow::FlowTable& flows, const std::vector<size_t>& cut,
     buffer.clear();
     transfers.swap(buffer);
     for (size_t k = first[p]; k < first[p + 1]; ++k) {
-      PrefetchRow(flows, rows[std::min(k + kPrefetchAhead, last_row)]);
+      // A pair's rows are spread over the window: each misses the cache (core/prefetch.h).
+      flows.PrefetchRow(rows[std::min(k + kPrefetchAhead, last_row)]);
       b.Add(flows, rows[k], src[rows[k]] == numbering->pairs[p].a, options);
     }
     transfers.swap(buffer);

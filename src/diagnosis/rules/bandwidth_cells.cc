@@ -274,10 +274,7 @@ class GridBuilder {
   // A bin's rows grouped by cell are spread over the bin (millions of records at 100,000 GPUs):
   // the columns of the row kPrefetchAhead ahead are asked for early, so misses overlap.
   void PrefetchRow(uint32_t row) const {
-    const auto& f = rc_.flows;
-    __builtin_prefetch(&f.start_ns()[row]);
-    __builtin_prefetch(&f.end_ns()[row]);
-    __builtin_prefetch(&f.bytes()[row]);
+    rc_.flows.PrefetchRow(row);
     classes_.PrefetchClass(row);
   }
 
