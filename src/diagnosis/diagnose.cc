@@ -42,14 +42,13 @@ std::vector<Finding> Diagnose(const flow::FlowTable& flows, const PointTable& po
                               const analysis::EndpointContext& ctx,
                               const analysis::AnalysisResults& results,
                               const DiagnosisOptions& options, BaselineStore* baselines,
-                              NetworkFindings* network_done) {
+                              const TakeNetworkFindings& take_network) {
   const RuleContext rc{flows, points, ctx, results, options};
   std::vector<Finding> slow = FindSlowSteps(rc, baselines);
   std::vector<Finding> stragglers = FindStragglers(rc);
   for (Finding& f : FindLateCollectiveGpus(rc)) stragglers.push_back(std::move(f));
-  NetworkFindings network =
-      network_done != nullptr ? std::move(*network_done) : FindNetworkDegradation(rc);
   std::vector<Finding> dp_groups = FindSlowDpGroups(rc);
+  NetworkFindings network = take_network ? take_network() : FindNetworkDegradation(rc);
 
   // A slow step is explained by a straggler of its job, or by degraded network its flows crossed,
   // during the same time.

@@ -5,6 +5,8 @@
 // docs/diagnosis.md.
 #pragma once
 
+#include <functional>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -39,12 +41,17 @@ using BaselineStore = std::map<std::string, Baseline>;
 
 struct NetworkFindings;  // rules/bandwidth_rule.h
 
-// Every rule's findings, sorted by start. `network`: the network rule's (FindNetworkDegradation)
-// when it ran already, beside the analysis (pipeline/network_rule_beside.h); else it runs here.
+// Hands over the network rule's findings (FindNetworkDegradation) when the rule runs elsewhere,
+// beside the analysis (pipeline/network_rule_beside.h): called once, when they are needed.
+using TakeNetworkFindings = std::function<NetworkFindings()>;
+
+// Every rule's findings, sorted by start. Without `take_network` the network rule runs here. With
+// it, the per-job rules run first and the network's findings are taken after them: while the rule
+// ends on its thread, this one is busy, not waiting.
 std::vector<Finding> Diagnose(const flow::FlowTable& flows, const PointTable& points,
                               const analysis::EndpointContext& ctx,
                               const analysis::AnalysisResults& results,
                               const DiagnosisOptions& options, BaselineStore* baselines,
-                              NetworkFindings* network = nullptr);
+                              const TakeNetworkFindings& take_network = nullptr);
 
 }  // namespace prism::diagnosis

@@ -79,14 +79,10 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
     laps->push_back({"bocd_points_dp", out.analysis.dp_group_transfers});
   }
 
-  diagnosis::NetworkFindings network_findings;
-  diagnosis::NetworkFindings* network_done = nullptr;
-  if (network.started()) {
-    network_findings = network.Take();
-    network_done = &network_findings;
-  }
+  diagnosis::TakeNetworkFindings take_network;
+  if (network.started()) take_network = [&network] { return network.Take(); };
   std::vector<diagnosis::Finding> findings = diagnosis::Diagnose(
-      table, *in.points, ctx, results, diagnosis_options, baselines, network_done);
+      table, *in.points, ctx, results, diagnosis_options, baselines, take_network);
   if (options.measure_switch_bandwidth) {
     out.switch_dp_bandwidth = diagnosis::MeasureSwitchDpBandwidth(table, *in.points, ctx, results);
   }

@@ -250,11 +250,15 @@ TEST(Pipeline, NetworkRuleBesideTheAnalysisFindsWhatItFindsAfter) {
     EXPECT_EQ(early.findings[i].gpus, after.findings[i].gpus);
     EXPECT_EQ(early.findings[i].switches, after.findings[i].switches);
   }
-  // And Diagnose with them gives what it gives when it runs the rule itself.
+  // And Diagnose with them gives what it gives when it runs the rule itself, taking them once.
   diagnosis::BaselineStore baselines;
-  diagnosis::NetworkFindings given = early;
+  int taken = 0;
   const auto findings = diagnosis::Diagnose(run->table, run->points, run->ctx, run->results, o,
-                                            &baselines, &given);
+                                            &baselines, [&] {
+                                              ++taken;
+                                              return early;
+                                            });
+  EXPECT_EQ(taken, 1);
   ASSERT_EQ(findings.size(), run->findings.size());
   for (size_t i = 0; i < findings.size(); ++i) {
     EXPECT_EQ(findings[i].summary, run->findings[i].summary);
