@@ -5,6 +5,7 @@
 #include "analysis/classify/group_structure.h"
 #include "analysis/classify/step_order.h"
 #include "analysis/classify/tensor_parallel.h"
+#include "analysis/jobs/pairs_by_job.h"
 #include "analysis/layout/layout_inference.h"
 #include "analysis/parallel_for.h"
 #include "analysis/steps/dp_group_steps.h"
@@ -32,10 +33,11 @@ std::vector<int> RefineLabels(const std::vector<PairTransfers>& transfers,
   UnlabelSporadicPairs(&results->pairs, options.pairs.min_step_share);
   RefinePairs(&results->pairs, num_endpoints);
   std::vector<int> tp_of_job(results->jobs.size());
+  const std::vector<std::vector<uint32_t>> pairs_of_job =
+      PairsByJob(results->pairs, results->jobs.size());
   auto infer_tp = [&] {
     for (size_t j = 0; j < results->jobs.size(); ++j) {
-      tp_of_job[j] =
-          InferTensorParallel(static_cast<int>(j), results->pairs, ctx, results->jobs[j]);
+      tp_of_job[j] = InferTensorParallel(results->pairs, pairs_of_job[j], ctx, results->jobs[j]);
       results->jobs[j].layout.tp = tp_of_job[j];
     }
   };
@@ -117,18 +119,20 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   timer.Lap("dp_steps", dp_group_transfers);
 
   // Tensor parallelism across hosts multiplies the degree found inside them.
+  const std::vector<std::vector<uint32_t>> pairs_of_job =
+      PairsByJob(results.pairs, results.jobs.size());
   for (size_t j = 0; j < results.jobs.size(); ++j)
-    results.jobs[j].layout.tp *= CrossHostTensorParallel(static_cast<int>(j), results.pairs,
-                                                         flows.endpoints().size());
+    results.jobs[j].layout.tp *= CrossHostTensorParallel(results.pairs, pairs_of_job[j]);
   std::vector<int> stage_of(flows.endpoints().size(), -1);
   for (size_t j = 0; j < results.jobs.size(); ++j)
-    InferLayout(static_cast<int>(j), results.pairs, flows.endpoints(), ctx, &results.jobs[j],
+    InferLayout(results.pairs, pairs_of_job[j], flows.endpoints(), ctx, &results.jobs[j],
                 &stage_of);
   // Timelines are the transfers' last use: each job's are freed as they are copied to its GPUs,
   // so the timelines grow into their memory instead of adding to it (the analysis's peak).
   std::vector<std::vector<Timeline>> per_job(results.jobs.size());
   ParallelFor(results.jobs.size(), options.threads, [&](size_t j) {
-    per_job[j] = BuildTimelines(static_cast<int>(j), results.jobs[j], results.pairs, &transfers,
+    per_job[j] = BuildTimelines(static_cast<int>(j), results.jobs[j], results.pairs,
+                                pairs_of_job[j], &transfers,
                                 stage_of, ctx, window_end_ns, options.timelines);
   });
   for (auto& v : per_job)

@@ -38,12 +38,13 @@ int GpusPerHost(const Job& job, const EndpointContext& ctx) {
   return Mode(sizes, 1);
 }
 
-int InferTensorParallel(int job_index, const std::vector<Pair>& pairs, const EndpointContext& ctx,
-                        const Job& job) {
+int InferTensorParallel(const std::vector<Pair>& pairs, PairIndices job_pairs,
+                        const EndpointContext& ctx, const Job& job) {
   const int g = GpusPerHost(job, ctx);
   std::vector<int> votes;
-  for (const Pair& p : pairs) {
-    if (p.job != job_index || p.label != PairLabel::kDp || p.evidence.bidirectional) continue;
+  for (uint32_t i : job_pairs) {
+    const Pair& p = pairs[i];
+    if (p.label != PairLabel::kDp || p.evidence.bidirectional) continue;
     if (ctx.host[p.a] == ctx.host[p.b] || ctx.local_gpu[p.a] < 0 || ctx.local_gpu[p.b] < 0) continue;
     // Data direction of a ring edge: the side that sends.
     const bool a_sends = p.evidence.bytes_from_a >= p.evidence.bytes_from_b;
@@ -54,18 +55,23 @@ int InferTensorParallel(int job_index, const std::vector<Pair>& pairs, const End
   return std::max(1, votes.empty() ? g : Mode(votes, g));
 }
 
-int CrossHostTensorParallel(int job_index, const std::vector<Pair>& pairs, size_t num_endpoints) {
-  UnionFind uf(num_endpoints);
-  std::set<EndpointId> members;
-  for (const Pair& p : pairs) {
-    if (p.job != job_index || p.label != PairLabel::kTp) continue;
-    uf.Union(p.a, p.b);
-    members.insert(p.a);
-    members.insert(p.b);
+int CrossHostTensorParallel(const std::vector<Pair>& pairs, PairIndices job_pairs) {
+  // The job's TP endpoints numbered 0, 1, ... in order of appearance: sets over them, not over
+  // every endpoint of the window for each job.
+  std::map<EndpointId, uint32_t> member;
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  for (uint32_t i : job_pairs) {
+    const Pair& p = pairs[i];
+    if (p.label != PairLabel::kTp) continue;
+    const uint32_t a = member.try_emplace(p.a, uint32_t(member.size())).first->second;
+    const uint32_t b = member.try_emplace(p.b, uint32_t(member.size())).first->second;
+    edges.push_back({a, b});
   }
-  if (members.empty()) return 1;
+  if (member.empty()) return 1;
+  UnionFind uf(member.size());
+  for (auto [a, b] : edges) uf.Union(a, b);
   std::map<uint32_t, int> size_of;
-  for (EndpointId e : members) ++size_of[uf.Find(e)];
+  for (const auto& [e, m] : member) ++size_of[uf.Find(m)];
   std::vector<int> sizes;
   for (auto [root, n] : size_of) sizes.push_back(n);
   return Mode(sizes, 1);
@@ -170,7 +176,7 @@ void AssignStages(const std::vector<std::vector<EndpointId>>& paths, const Endpo
 
 }  // namespace
 
-void InferLayout(int job_index, const std::vector<Pair>& pairs, const EndpointTable& endpoints,
+void InferLayout(const std::vector<Pair>& pairs, PairIndices job_pairs, const EndpointTable& endpoints,
                  const EndpointContext& ctx, Job* job, std::vector<int>* stage_of) {
   Layout& layout = job->layout;
   const int tp = layout.tp;
@@ -179,8 +185,9 @@ void InferLayout(int job_index, const std::vector<Pair>& pairs, const EndpointTa
   for (EndpointId g : job->gpus) (*stage_of)[g] = -1;
 
   std::map<EndpointId, std::vector<PpEdge>> pp;
-  for (const Pair& p : pairs) {
-    if (p.job != job_index || p.label != PairLabel::kPp) continue;
+  for (uint32_t i : job_pairs) {
+    const Pair& p = pairs[i];
+    if (p.label != PairLabel::kPp) continue;
     const PairEvidence& ev = p.evidence;
     const double vote = ev.first_from_a != 0 ? ev.first_from_a : ev.lead_a;
     pp[p.a].push_back({p.b, vote, ev.per_step_from_a, ev.per_step_from_b});

@@ -14,22 +14,23 @@
 
 #include "analysis/analysis_results.h"
 #include "analysis/endpoint_context.h"
+#include "analysis/jobs/pairs_by_job.h"
 #include "core/name_table.h"
 
 namespace prism::analysis {
 
-// TP degree of a job (see above); `pairs` are all pairs, only those of `job_index` are used.
-int InferTensorParallel(int job_index, const std::vector<Pair>& pairs, const EndpointContext& ctx,
-                        const Job& job);
+// TP degree of a job (see above) from its pairs, `job_pairs` (indices into `pairs`).
+int InferTensorParallel(const std::vector<Pair>& pairs, PairIndices job_pairs,
+                        const EndpointContext& ctx, const Job& job);
 
 // The size of the job's groups of TP-labelled pairs (TP across hosts; the mode over groups), 1
 // when it has none.
-int CrossHostTensorParallel(int job_index, const std::vector<Pair>& pairs, size_t num_endpoints);
+int CrossHostTensorParallel(const std::vector<Pair>& pairs, PairIndices job_pairs);
 
 // Fills job->layout (its tp already set by InferTensorParallel) and per endpoint the stage index
 // (-1 for endpoints outside the job or without one). PP pairs must carry their per-step
 // measurements (MeasurePpPairs).
-void InferLayout(int job_index, const std::vector<Pair>& pairs, const EndpointTable& endpoints,
+void InferLayout(const std::vector<Pair>& pairs, PairIndices job_pairs, const EndpointTable& endpoints,
                  const EndpointContext& ctx, Job* job, std::vector<int>* stage_of);
 
 }  // namespace prism::analysis

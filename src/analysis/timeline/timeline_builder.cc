@@ -36,51 +36,63 @@ int64_t MedianOf(std::vector<int64_t> v) { return v.empty() ? 0 : MedianInPlace(
 // boundaries), per GPU its own transfers in start order.
 struct JobTransfers {
   std::vector<std::vector<DpTransfer>> stage_dp;  // per stage
-  std::vector<std::vector<GpuTransfer>> own;      // per endpoint id
-  std::vector<GpuTransfer>& OwnOf(EndpointId e) {
-    if (e >= own.size()) own.resize(size_t{e} + 1);
-    return own[e];
+  // Per endpoint of the job's DP and PP pairs, numbered in order of appearance: lists for the
+  // job's GPUs only, not for every endpoint of the window (jobs x endpoints lists otherwise).
+  std::map<EndpointId, uint32_t> local;
+  std::vector<std::vector<GpuTransfer>> own;
+  uint32_t LocalOf(EndpointId e) {
+    const auto [it, added] = local.try_emplace(e, uint32_t(own.size()));
+    if (added) own.emplace_back();
+    return it->second;
+  }
+  // The endpoint's transfers (none for an endpoint of no DP or PP pair of the job).
+  const std::vector<GpuTransfer>& OwnOf(EndpointId e) const {
+    static const std::vector<GpuTransfer> kNone;
+    const auto it = local.find(e);
+    return it == local.end() ? kNone : own[it->second];
   }
 };
 
 // Moves the transfers of the job's DP and PP pairs out of `pair_transfers` (their lists are
 // freed) into per-stage and per-GPU lists.
-JobTransfers SortTransfers(int job_index, const std::vector<Pair>& pairs,
+JobTransfers SortTransfers(const std::vector<Pair>& pairs, PairIndices job_pairs,
                            std::vector<PairTransfers>* pair_transfers,
-                           const std::vector<int>& stage_of, int num_stages, size_t endpoints) {
+                           const std::vector<int>& stage_of, int num_stages) {
   JobTransfers jt;
   jt.stage_dp.resize(num_stages);
-  jt.own.resize(endpoints);
   // Exact sizes first: these lists hold every transfer of the job twice (at the peak of the
   // analysis), and grown by doubling they kept up to half again as much, plus the freed blocks.
-  std::vector<size_t> own_size(jt.own.size()), stage_dp_size(num_stages);
+  std::vector<size_t> own_size, stage_dp_size(num_stages);
   // Tensor-parallel all-reduces are neither step boundaries nor pipeline events.
-  auto in_timeline = [&](const Pair& p) {
-    return p.job == job_index && (p.label == PairLabel::kDp || p.label == PairLabel::kPp);
+  auto in_timeline = [](const Pair& p) {
+    return p.label == PairLabel::kDp || p.label == PairLabel::kPp;
   };
-  for (size_t i = 0; i < pairs.size(); ++i) {
+  for (uint32_t i : job_pairs) {
     const Pair& p = pairs[i];
     if (!in_timeline(p)) continue;
     const size_t n = (*pair_transfers)[i].transfers.size();
     for (EndpointId e : {p.a, p.b}) {
-      if (e >= own_size.size()) own_size.resize(size_t{e} + 1);
-      own_size[e] += n;
+      const uint32_t l = jt.LocalOf(e);
+      if (l >= own_size.size()) own_size.resize(size_t{l} + 1);
+      own_size[l] += n;
     }
     if (p.label != PairLabel::kDp) continue;
     const int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
     if (s >= 0 && s < num_stages) stage_dp_size[s] += n;
   }
-  for (size_t e = 0; e < own_size.size(); ++e) jt.OwnOf(EndpointId(e)).reserve(own_size[e]);
+  for (size_t l = 0; l < own_size.size(); ++l) jt.own[l].reserve(own_size[l]);
   for (int s = 0; s < num_stages; ++s) jt.stage_dp[s].reserve(stage_dp_size[s]);
-  for (size_t i = 0; i < pairs.size(); ++i) {
+  for (uint32_t i : job_pairs) {
     const Pair& p = pairs[i];
     if (!in_timeline(p)) continue;
     const bool dp = p.label == PairLabel::kDp;
+    std::vector<GpuTransfer>& own_a = jt.own[jt.local[p.a]];
+    std::vector<GpuTransfer>& own_b = jt.own[jt.local[p.b]];
     std::vector<Transfer>& transfers = (*pair_transfers)[i].transfers;
     for (const Transfer& t : transfers) {
       EndpointId from = t.from_a ? p.a : p.b, to = t.from_a ? p.b : p.a;
-      jt.OwnOf(from).push_back({t.start_ns, t.end_ns, to, true, dp});
-      jt.OwnOf(to).push_back({t.start_ns, t.end_ns, from, false, dp});
+      (t.from_a ? own_a : own_b).push_back({t.start_ns, t.end_ns, to, true, dp});
+      (t.from_a ? own_b : own_a).push_back({t.start_ns, t.end_ns, from, false, dp});
       if (!dp) continue;
       int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
       if (s >= 0 && s < num_stages) jt.stage_dp[s].push_back({t.start_ns, t.end_ns, t.bytes, from});
@@ -311,12 +323,12 @@ void MeasureOps(TimelineStep& step, const GroupArrivals& in, size_t warmup,
 }  // namespace
 
 std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::vector<Pair>& pairs,
+                                     PairIndices job_pairs,
                                      std::vector<PairTransfers>* pair_transfers,
                                      const std::vector<int>& stage_of, const EndpointContext& ctx,
                                      int64_t window_end_ns, const TimelineOptions& options) {
   const int num_stages = std::max<int>(1, static_cast<int>(job.layout.stages.size()));
-  JobTransfers jt =
-      SortTransfers(job_index, pairs, pair_transfers, stage_of, num_stages, ctx.host.size());
+  JobTransfers jt = SortTransfers(pairs, job_pairs, pair_transfers, stage_of, num_stages);
 
   // Step boundaries per stage: ends of the DP activities.
   std::vector<std::vector<Activity>> stage_steps(num_stages);

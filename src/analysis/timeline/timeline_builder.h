@@ -15,6 +15,7 @@
 #include "analysis/analysis_results.h"
 #include "analysis/classify/transfers.h"
 #include "analysis/endpoint_context.h"
+#include "analysis/jobs/pairs_by_job.h"
 #include "analysis/steps/step_segmenter.h"
 
 namespace prism::analysis {
@@ -34,11 +35,13 @@ struct TimelineOptions {
   bool keep_pp_events = true;
 };
 
-// `(*pair_transfers)[i]` are the transfers of `pairs[i]`; `stage_of` per endpoint. The job's
-// pairs' transfers are consumed (freed once copied to their GPUs: timelines are their last use,
-// and the copies would otherwise add to them at the analysis's memory peak); other jobs' pairs
-// are not touched, so jobs may be built in parallel.
+// `(*pair_transfers)[i]` are the transfers of `pairs[i]`; `job_pairs` the job's pairs (indices
+// into `pairs`); `stage_of` per endpoint. The job's pairs' transfers are consumed (freed once
+// copied to their GPUs: timelines are their last use, and the copies would otherwise add to them
+// at the analysis's memory peak); other jobs' pairs are not touched, so jobs may be built in
+// parallel.
 std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::vector<Pair>& pairs,
+                                     PairIndices job_pairs,
                                      std::vector<PairTransfers>* pair_transfers,
                                      const std::vector<int>& stage_of, const EndpointContext& ctx,
                                      int64_t window_end_ns, const TimelineOptions& options);

@@ -62,8 +62,8 @@ const std::vector<int64_t> kLate = {0, 40, 0, 40, 0, 40, 0, 40, 0, 40, 0, 40};
 // The four GPUs' timelines of the ring with `tp`; the window ends two periods after the last step.
 std::vector<Timeline> RingTimelines(int tp) {
   Ring r = MakeRing(tp, kLate);
-  return BuildTimelines(0, r.job, r.pairs, &r.transfers, r.stage_of, r.ctx,
-                        int64_t(kLate.size() + 2) * kPeriodMs * kMs, {});
+  return BuildTimelines(0, r.job, r.pairs, PairsByJob(r.pairs, 1)[0], &r.transfers, r.stage_of,
+                        r.ctx, int64_t(kLate.size() + 2) * kPeriodMs * kMs, {});
 }
 
 // Without tensor parallelism a GPU's step ends with its own collective: GPU 0's steps stay 2 s
@@ -92,7 +92,6 @@ TEST(BuildTimelines, WithTensorParallelismTheStageSharesItsBoundaries) {
   for (size_t k = 0; k < gpu0.size(); ++k)
     EXPECT_EQ(gpu0[k], kPeriodMs + kLate[k + 1] - kLate[k]) << "step " << k;
 }
-
 
 // A 2-stage pipeline without tensor parallelism: GPUs 0 and 1 form stage 0, GPUs 2 and 3 stage 1
 // (PP pairs 0-2 and 1-3, DP pairs 0-1 and 2-3). In every 2-s step the stage-0 GPUs send two
@@ -145,7 +144,7 @@ std::vector<Timeline> PipelineTimelines(const std::vector<std::vector<int64_t>>&
   add(2, 3, PairLabel::kDp);
   add(0, 2, PairLabel::kPp);
   add(1, 3, PairLabel::kPp);
-  return BuildTimelines(0, job, pairs, &transfers, {0, 0, 1, 1}, ctx,
+  return BuildTimelines(0, job, pairs, PairsByJob(pairs, 1)[0], &transfers, {0, 0, 1, 1}, ctx,
                         int64_t(steps + 2) * kPeriodMs * kMs, {});
 }
 
