@@ -320,16 +320,21 @@ std::vector<JobCount> CellGrid::JobsOf(const Cell& c) const {
 }
 
 CellGrid EmptyCellGrid(const RuleContext& rc) {
-  CellGrid grid;
   const auto& f = rc.flows;
-  if (f.empty()) return grid;
-  grid.t0 = f.min_start_ns();
-  grid.bin_ns = rc.options.bw_bin_ns;
+  if (f.empty()) return {};
   // Records are binned by start: the bins span the starts, whatever a record's claimed end (a
   // record that claims to last for years must not size the grid).
   const auto start = f.start_ns();
-  const int64_t last_start = *std::max_element(start.begin(), start.end());
-  grid.bins = (last_start - grid.t0) / grid.bin_ns + 1;
+  return EmptyCellGrid(f.min_start_ns(), *std::max_element(start.begin(), start.end()),
+                       rc.options.bw_bin_ns);
+}
+
+CellGrid EmptyCellGrid(int64_t first_start_ns, int64_t last_start_ns, int64_t bin_ns) {
+  CellGrid grid;
+  if (last_start_ns < first_start_ns) return grid;
+  grid.t0 = first_start_ns;
+  grid.bin_ns = bin_ns;
+  grid.bins = (last_start_ns - grid.t0) / grid.bin_ns + 1;
   return grid;
 }
 
@@ -395,7 +400,10 @@ CellGrid MergeParts(CellGrid parts[2], const FirstRows first_rows[2]) {
 }  // namespace
 
 CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes) {
-  CellGrid grid = EmptyCellGrid(rc);
+  return BuildCellGrid(rc, classes, EmptyCellGrid(rc));
+}
+
+CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes, CellGrid grid) {
   const auto& f = rc.flows;
   if (f.empty()) return grid;
   const auto start = f.start_ns();

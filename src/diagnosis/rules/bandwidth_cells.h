@@ -129,6 +129,8 @@ struct CellGrid {
 
 // The window's bins (t0, bin_ns, bins: by record start, spanning the starts), no elements yet.
 CellGrid EmptyCellGrid(const RuleContext& rc);
+// The same for records starting in [first_start_ns, last_start_ns].
+CellGrid EmptyCellGrid(int64_t first_start_ns, int64_t last_start_ns, int64_t bin_ns);
 
 // One pass over the rows. With rc.options.threads > 1 (and rows sorted by start), two passes side
 // by side, one adding each record to the switches and fabric links of its route, the other to
@@ -137,6 +139,8 @@ CellGrid EmptyCellGrid(const RuleContext& rc);
 // 8 bytes per record and element crossed (paper, two threads: peak RSS 478 -> 522 MB,
 // docs/performance.md); split by element, the two lists together are the one pass's.
 CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes);
+// The same in the bins of `bins` (an EmptyCellGrid spanning every record's start).
+CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes, CellGrid bins);
 
 // The switches and fabric links a record observed at `point` between ends on leaves `leaf_src`
 // and `leaf_dst` (-1: unknown) crossed, in a fixed order: the switches by name (its observation

@@ -369,17 +369,23 @@ void AddFindings(const CellGrid& grid, const Degradation& d, size_t e, const std
 }  // namespace
 
 NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
+  if (rc.flows.empty()) return {};
+  const auto start = rc.flows.start_ns();
+  return JudgeFabric(rc, rc.flows.min_start_ns(), *std::max_element(start.begin(), start.end()));
+}
+
+NetworkFindings JudgeFabric(const RuleContext& rc, int64_t first_start_ns, int64_t last_start_ns) {
   NetworkFindings out;
   if (rc.flows.empty()) return out;
   // The endpoints' own paces need only the bins, not the cells: measured beside the classes.
-  const CellGrid bins = EmptyCellGrid(rc);
+  const CellGrid bins = EmptyCellGrid(first_start_ns, last_start_ns, rc.options.bw_bin_ns);
   std::optional<RecordClasses> classes;
   std::vector<SlowEndpointBin> slow_endpoints;
   analysis::ParallelFor(2, rc.options.threads, [&](size_t task) {
     if (task == 0) classes.emplace(RecordClasses::Measure(rc));
     else slow_endpoints = FindSlowEndpoints(rc, bins.t0, bins.bin_ns, bins.bins);
   });
-  const CellGrid grid = BuildCellGrid(rc, *classes);
+  const CellGrid grid = BuildCellGrid(rc, *classes, bins);
   classes.reset();
   const Degradation d = JudgeBins(rc, grid, std::move(slow_endpoints));
   const std::vector<std::vector<bool>> flags = Unexplained(rc, grid, d);

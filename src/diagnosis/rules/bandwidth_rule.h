@@ -26,6 +26,12 @@ struct NetworkFindings {
 
 NetworkFindings FindNetworkDegradation(const RuleContext& rc);
 
+// The same on records that are part of a window (the records the rule reads: a fabric
+// contribution, fabric_contribution.h): the bins span the window's record starts
+// [first_start_ns, last_start_ns], not only these records'. FindNetworkDegradation is this on
+// the window's own span.
+NetworkFindings JudgeFabric(const RuleContext& rc, int64_t first_start_ns, int64_t last_start_ns);
+
 // One switch's data-parallel traffic over the whole window, for a gauge per switch (every switch
 // that carried DP data, healthy or not). A DP data record (over one MTU, both ends in one job, its
 // pair labelled DP) counts at the switches it crossed, as above: its observation point and the
