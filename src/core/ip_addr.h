@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <bit>
+#include <compare>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -25,10 +27,28 @@ class IpAddr {
   const std::array<uint8_t, 16>& bytes() const { return bytes_; }
   std::string ToString() const;
 
-  friend bool operator==(const IpAddr&, const IpAddr&) = default;
-  friend auto operator<=>(const IpAddr&, const IpAddr&) = default;
+  // As two 8-byte words: the defaulted comparisons of the byte array call memcmp, and interning
+  // every record's two addresses made that call ~2% of a whole analysis. Same results: equal
+  // bytes, and the order of the bytes read as one big-endian number (lexicographic).
+  friend bool operator==(const IpAddr& a, const IpAddr& b) {
+    return ((a.Word(0) ^ b.Word(0)) | (a.Word(1) ^ b.Word(1))) == 0;
+  }
+  friend std::strong_ordering operator<=>(const IpAddr& a, const IpAddr& b) {
+    if (a.Word(0) != b.Word(0)) return a.BigEndianWord(0) <=> b.BigEndianWord(0);
+    return a.BigEndianWord(1) <=> b.BigEndianWord(1);
+  }
 
  private:
+  uint64_t Word(int i) const {
+    uint64_t w;
+    std::memcpy(&w, bytes_.data() + 8 * i, 8);
+    return w;
+  }
+  uint64_t BigEndianWord(int i) const {
+    if constexpr (std::endian::native == std::endian::little) return __builtin_bswap64(Word(i));
+    return Word(i);
+  }
+
   std::array<uint8_t, 16> bytes_{};
 };
 

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <vector>
+
 namespace prism {
 namespace {
 
@@ -18,6 +22,30 @@ TEST(IpAddr, ParsesAndPrintsV6) {
   ASSERT_TRUE(a.has_value());
   EXPECT_FALSE(a->is_v4());
   EXPECT_EQ(a->ToString(), "fd00::1:2");
+}
+
+// Equality and order are those of the 16 bytes compared one by one (the order addresses sort in
+// everywhere: endpoint tables, stages, reports), for addresses differing in any byte.
+TEST(IpAddr, ComparesAsItsBytesInOrder) {
+  std::mt19937 rng(7);
+  std::vector<IpAddr> addrs;
+  uint8_t b[16] = {};
+  for (int i = 0; i < 400; ++i) {
+    // Mostly one or two bytes apart, in every position, so both words and every byte decide.
+    const int pos = i % 16;
+    b[pos] = static_cast<uint8_t>(rng());
+    if (i % 3 == 0) b[(pos + 9) % 16] = static_cast<uint8_t>(rng());
+    addrs.push_back(IpAddr::FromV6(b));
+  }
+  addrs.push_back(addrs.front());  // one equal pair at least
+  for (const IpAddr& x : addrs) {
+    for (const IpAddr& y : addrs) {
+      const int bytes = std::memcmp(x.bytes().data(), y.bytes().data(), 16);
+      ASSERT_EQ(x == y, bytes == 0);
+      ASSERT_EQ(x < y, bytes < 0);
+      ASSERT_EQ(x > y, bytes > 0);
+    }
+  }
 }
 
 TEST(IpAddr, RejectsGarbage) {
