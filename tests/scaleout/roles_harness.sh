@@ -3,7 +3,7 @@
 #   drop DIR FILE     a file appears whole in a watched directory
 #   health PORT KEY   one field of /api/v1/health, e.g. '["windows_analysed"]'
 #   settle PORT       waits until the windows stop (the idle flush included); at most
-#                     settle_s seconds (default 90)
+#                     settle_s seconds (default 90); `here` is tests/service
 #   state PORT OUT    findings, jobs with their step series, and /api/v1/ingest, as JSON
 #   count CSV         the records of a flow CSV (its lines less the header)
 #   peak_rss_mb PID   a live process's peak resident memory (VmHWM), MB
@@ -16,23 +16,11 @@ drop() { cp "$2" "$1/.$(basename "$2")" && mv "$1/.$(basename "$2")" "$1/$(basen
 health() {
   curl -sf "http://127.0.0.1:$1/api/v1/health" | $py -c "import json,sys; print(json.load(sys.stdin)$2)"
 }
-# settle PORT: waits (at most settle_s, default 90 s) until no window has come for idle + 2 s with
-# nothing in analysis: the last windows come with the idle flush. Both spans are clock time, not
-# polls: on a loaded machine a poll (curl and python) takes longer than its 0.1 s sleep.
+# settle PORT: waits (at most settle_s, default 90 s) until the served state is final: nothing in
+# analysis and the tail analysed (the idle flush's windows reach past the newest record, nothing
+# left in the stream), or else no window for idle + 2 s (tests/service/serve_settled.py).
 settle() {
-  local last=-1 n now since deadline
-  deadline=$(( $(date +%s) + ${settle_s:-90} )) since=$(date +%s%N)
-  while [ "$(date +%s)" -lt $deadline ]; do
-    n=$(health "$1" '["windows_analysed"]' 2>/dev/null || echo -1)
-    now=$(date +%s%N)
-    if [ "$n" = "$last" ] && [ "$(health "$1" '["analysing"]')" = "None" ]; then
-      [ $(( (now - since) / 1000000 )) -ge $(( (idle + 2) * 1000 )) ] && return 0
-    else
-      last=$n since=$now
-    fi
-    sleep 0.1
-  done
-  echo "FAIL windows did not settle on port $1"; return 1
+  $py "$here/serve_settled.py" "$1" --quiet-s $((idle + 2)) --timeout "${settle_s:-90}"
 }
 # count CSV: the records of a flow CSV.
 count() { echo $(( $(wc -l <"$1") - 1 )); }
