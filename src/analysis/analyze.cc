@@ -86,13 +86,15 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
                         AnalysisStats* stats) {
   AnalysisResults results;
   StageTimer timer(stats != nullptr && stats->timings ? &stats->stages : nullptr);
-  const auto keys = DistinctPairs(flows.src(), flows.dst(), options.threads);
-  JobRecognition jr = RecognizeJobs(keys, flows.endpoints(), ctx, options.jobs);
+  RowPairs row_pairs = NumberRowPairs(flows.src(), flows.dst(), options.threads);
+  JobRecognition jr = RecognizeJobs(row_pairs.keys, flows.endpoints(), ctx, options.jobs);
   results.jobs = std::move(jr.jobs);
   results.job_of = std::move(jr.job_of);
   timer.Lap("jobs", flows.size());
 
-  PairsTransfers built = BuildAllTransfers(flows, results.job_of, options.pairs.transfers, options.threads);
+  PairsTransfers built = BuildAllTransfers(flows, results.job_of, options.pairs.transfers,
+                                          options.threads, &row_pairs);
+  row_pairs = RowPairs();
   std::vector<PairTransfers>& transfers = built.transfers;
   if (options.on_transfers_built) options.on_transfers_built();
   timer.Lap("transfers", flows.size());

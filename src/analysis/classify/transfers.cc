@@ -46,28 +46,32 @@ struct PairNumbering {
 
 // The rows cut into one run per thread (`cut`: runs + 1 bounds). Each run numbers its pairs in
 // the order of their first row; the runs' pairs are then numbered in run order, so a pair's
-// number is the order of its first row over all rows, as one pass would give.
+// number is the order of its first row over all rows, as one pass would give. A row's pair is
+// known from `row_pairs` (the jobs stage hashed every row's pair already): an array lookup here.
 PairNumbering NumberPairs(const flow::FlowTable& flows, const std::vector<int>& job_of,
-                          const std::vector<size_t>& cut, int threads) {
+                          const RowPairs& row_pairs, const std::vector<size_t>& cut,
+                          int threads) {
   const auto src = flows.src(), dst = flows.dst();
   const auto& eps = flows.endpoints();
   const size_t runs = cut.size() - 1;
   PairNumbering out;
   out.pair_of_row.assign(flows.size(), PairKeyMap::kNone);
   struct RunPairs {
-    PairKeyMap index;
+    std::vector<uint32_t> number_of_key;
     std::vector<flow::RowId> first_row;
   };
   std::vector<RunPairs> run_pairs(runs);
   ParallelFor(runs, threads, [&](size_t k) {
     RunPairs& rp = run_pairs[k];
+    rp.number_of_key.assign(row_pairs.keys.size(), PairKeyMap::kNone);
     for (flow::RowId r = flow::RowId(cut[k]); r < cut[k + 1]; ++r) {
-      if (r + kPrefetchAhead < cut[k + 1])
-        rp.index.Prefetch(PairKey(src[r + kPrefetchAhead], dst[r + kPrefetchAhead]));
       const int j = job_of[src[r]];
       if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) continue;
-      const uint32_t p = rp.index.FindOrInsert(PairKey(src[r], dst[r]));
-      if (p == rp.first_row.size()) rp.first_row.push_back(r);
+      uint32_t& p = rp.number_of_key[row_pairs.key_of_row[r]];
+      if (p == PairKeyMap::kNone) {
+        p = uint32_t(rp.first_row.size());
+        rp.first_row.push_back(r);
+      }
       out.pair_of_row[r] = p;
     }
   });
@@ -169,12 +173,19 @@ PairsTransfers InAddressOrder(const flow::FlowTable& flows, const std::vector<Gp
 }  // namespace
 
 PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector<int>& job_of,
-                                 const TransferOptions& options, int threads) {
+                                 const TransferOptions& options, int threads,
+                                 RowPairs* row_pairs) {
   const auto src = flows.src(), dst = flows.dst();
   const size_t runs = size_t(std::max(1, std::min<int>(threads, int(flows.size() / 65536) + 1)));
   std::vector<size_t> cut(runs + 1);
   for (size_t k = 0; k <= runs; ++k) cut[k] = flows.size() * k / runs;
-  PairNumbering numbering = NumberPairs(flows, job_of, cut, threads);
+  PairNumbering numbering = [&] {
+    if (row_pairs == nullptr)
+      return NumberPairs(flows, job_of, NumberRowPairs(src, dst, threads), cut, threads);
+    PairNumbering n = NumberPairs(flows, job_of, *row_pairs, cut, threads);
+    std::vector<uint32_t>().swap(row_pairs->key_of_row);  // not live while the transfers grow
+    return n;
+  }();
   const std::vector<GpuPair>& pairs = numbering.pairs;
   std::vector<TransferBuilder> builders(pairs.size());
   // While every pair's builder fits the cache, one pass over the rows in time order feeds them

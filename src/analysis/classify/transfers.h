@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "analysis/jobs/job_recognition.h"
 #include "core/name_table.h"
 #include "flow/flow_table.h"
 
@@ -65,7 +66,11 @@ struct PairsTransfers {
   std::vector<GpuPair> pairs;
   std::vector<PairTransfers> transfers;  // aligned with pairs
 };
+// `row_pairs`: the rows' pairs from the jobs stage (NumberRowPairs), if the caller has them; its
+// key_of_row is freed once read (4 bytes per row, not kept while the transfers grow). Without,
+// they are found here.
 PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector<int>& job_of,
-                                 const TransferOptions& options, int threads = 1);
+                                 const TransferOptions& options, int threads = 1,
+                                 RowPairs* row_pairs = nullptr);
 
 }  // namespace prism::analysis

@@ -19,36 +19,53 @@ constexpr size_t kMinRowsPerRun = size_t{1} << 16;
 
 }  // namespace
 
-std::vector<uint64_t> DistinctPairs(std::span<const EndpointId> src,
-                                    std::span<const EndpointId> dst, int threads) {
+RowPairs NumberRowPairs(std::span<const EndpointId> src, std::span<const EndpointId> dst,
+                        int threads) {
   // Hash the pairs (few: thousands to a few million) instead of sorting a key per record; with
-  // threads, each run of rows hashes its own and the runs' keys are merged (sorted, so the same).
+  // threads, each run of rows hashes its own, numbering its pairs as they come, and the runs'
+  // keys are merged (sorted, so the same) and their numbers mapped to the merged ones.
   const size_t runs =
       std::clamp<size_t>(src.size() / kMinRowsPerRun, 1, size_t(std::max(1, threads)));
+  RowPairs out;
+  out.key_of_row.resize(src.size());
   std::vector<std::vector<uint64_t>> run_keys(runs);
+  auto bounds = [&](size_t k) {
+    return std::pair(src.size() * k / runs, src.size() * (k + 1) / runs);
+  };
   ParallelFor(runs, int(runs), [&](size_t k) {
     PairKeyMap seen;
     uint64_t last = UINT64_MAX;
-    const size_t end = src.size() * (k + 1) / runs;
-    for (size_t i = src.size() * k / runs; i < end; ++i) {
+    uint32_t last_number = 0;
+    const auto [begin, end] = bounds(k);
+    for (size_t i = begin; i < end; ++i) {
       if (i + kPrefetchAhead < end)  // the table misses the cache at 100,000 GPUs
         seen.Prefetch(PairKey(src[i + kPrefetchAhead], dst[i + kPrefetchAhead]));
       const uint64_t key = PairKey(src[i], dst[i]);
-      if (key == last) continue;
-      last = key;
-      seen.FindOrInsert(key);
+      if (key != last) {
+        last = key;
+        last_number = seen.FindOrInsert(key);
+      }
+      out.key_of_row[i] = last_number;
     }
     run_keys[k] = seen.keys();
-    std::sort(run_keys[k].begin(), run_keys[k].end());
   });
-  std::vector<uint64_t> keys = std::move(run_keys[0]);
-  for (size_t k = 1; k < runs; ++k) {
-    const size_t middle = keys.size();
-    keys.insert(keys.end(), run_keys[k].begin(), run_keys[k].end());
-    std::inplace_merge(keys.begin(), keys.begin() + ptrdiff_t(middle), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  }
-  return keys;
+  for (const auto& keys : run_keys) out.keys.insert(out.keys.end(), keys.begin(), keys.end());
+  std::sort(out.keys.begin(), out.keys.end());
+  out.keys.erase(std::unique(out.keys.begin(), out.keys.end()), out.keys.end());
+  ParallelFor(runs, int(runs), [&](size_t k) {
+    std::vector<uint32_t> merged(run_keys[k].size());
+    for (size_t n = 0; n < merged.size(); ++n)
+      merged[n] = uint32_t(std::lower_bound(out.keys.begin(), out.keys.end(), run_keys[k][n]) -
+                           out.keys.begin());
+    const auto [begin, end] = bounds(k);
+    for (size_t i = begin; i < end; ++i) out.key_of_row[i] = merged[out.key_of_row[i]];
+  });
+  return out;
+}
+
+std::vector<uint64_t> DistinctPairs(std::span<const EndpointId> src,
+                                    std::span<const EndpointId> dst, int threads) {
+  return NumberRowPairs(src, dst, threads).keys;
 }
 
 namespace {

@@ -33,8 +33,18 @@ struct JobRecognition {
 JobRecognition RecognizeJobs(std::span<const uint64_t> pair_keys, const EndpointTable& endpoints,
                              const EndpointContext& ctx, const JobRecognitionOptions& options);
 
-// Distinct unordered endpoint pairs of a table's src/dst columns, sorted (runs of rows on
-// `threads` threads; the same keys for any).
+// The distinct unordered endpoint pairs of a table's src/dst columns, and each row's among them.
+struct RowPairs {
+  std::vector<uint64_t> keys;          // PairKey of each distinct pair, sorted
+  std::vector<uint32_t> key_of_row;    // per row, the index of its pair in `keys`
+};
+
+// Runs of rows on `threads` threads; the same result for any. The transfers stage numbers the
+// pairs of each job from key_of_row, without a second hash lookup per record.
+RowPairs NumberRowPairs(std::span<const EndpointId> src, std::span<const EndpointId> dst,
+                        int threads = 1);
+
+// Only the distinct pairs' keys (NumberRowPairs(...).keys).
 std::vector<uint64_t> DistinctPairs(std::span<const EndpointId> src, std::span<const EndpointId> dst,
                                     int threads = 1);
 

@@ -108,6 +108,14 @@ TEST(DistinctPairs, AnyThreadCountGivesTheSameKeys) {
   for (int threads : {1, 2, 3, 4}) {
     SCOPED_TRACE(threads);
     EXPECT_EQ(DistinctPairs(src, dst, threads), want);
+    // And each row's pair among them: the key the row's endpoints make, whichever run hashed it.
+    const RowPairs rows = NumberRowPairs(src, dst, threads);
+    ASSERT_EQ(rows.keys, want);
+    ASSERT_EQ(rows.key_of_row.size(), src.size());
+    size_t wrong = 0;
+    for (size_t i = 0; i < src.size(); ++i)
+      wrong += rows.keys[rows.key_of_row[i]] != PairKey(src[i], dst[i]);
+    EXPECT_EQ(wrong, 0u);
   }
 }
 
