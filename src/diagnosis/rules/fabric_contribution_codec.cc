@@ -133,10 +133,11 @@ void WriteEndpoints(const FabricContribution& c, Writer* w) {
 void WriteRecords(const FabricContribution& c, Writer* w) {
   w->Varint(c.records());
   int64_t previous = c.first_start_ns;
+  auto minus = [](int64_t a, int64_t b) { return int64_t(uint64_t(a) - uint64_t(b)); };
   for (size_t r = 0; r < c.records(); ++r) {
-    w->Signed(c.start_ns[r] - previous);
+    w->Signed(minus(c.start_ns[r], previous));
     previous = c.start_ns[r];
-    w->Signed(c.end_ns[r] - c.start_ns[r]);
+    w->Signed(minus(c.end_ns[r], c.start_ns[r]));
     w->Varint(c.bytes[r]);
     w->Varint(c.src[r]);
     w->Varint(c.dst[r]);
@@ -163,10 +164,13 @@ void ReadRecords(Reader* in, FabricContribution* c) {
   const size_t n = in->Count(6);
   const size_t endpoints = c->endpoint_addr.size();
   int64_t previous = c->first_start_ns;
+  // Sums in unsigned arithmetic: corrupt steps wrap (and are then just odd times), never
+  // overflow a signed integer.
+  auto plus = [](int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); };
   for (size_t r = 0; r < n && in->error().empty(); ++r) {
-    previous += in->Signed();
+    previous = plus(previous, in->Signed());
     c->start_ns.push_back(previous);
-    c->end_ns.push_back(previous + in->Signed());
+    c->end_ns.push_back(plus(previous, in->Signed()));
     c->bytes.push_back(in->Varint());
     c->src.push_back(uint32_t(in->Index(endpoints, false)));
     c->dst.push_back(uint32_t(in->Index(endpoints, false)));
