@@ -90,15 +90,9 @@ for a in json.load(sys.stdin): print("  ", a["labels"], a["status"]["state"], a[
 fi
 
 wait "$replay_pid"
-# Wait (bounded) until serve has analysed the whole scenario and gone quiet.
-last=-1 same=0
-for _ in $(seq 120); do
-  n=$(api /api/v1/health | $py -c 'import json,sys; print(json.load(sys.stdin)["windows_analysed"])')
-  if [ "$n" = "$last" ]; then same=$((same + 1)); else same=0; fi
-  [ $same -ge 8 ] && break
-  last=$n
-  sleep 0.5
-done
+# Wait (bounded, 60 s: then the checks below tell) until serve has analysed the whole scenario:
+# the idle flush has analysed the tail, or, failing that sign, no window came for 4 s.
+$py "$(dirname "$0")/serve_settled.py" "$HTTP" --quiet-s 4 --timeout 60 || true
 api /api/v1/jobs >"$run/jobs.json"
 api "/api/v1/findings?kind=straggler_gpu" >"$run/findings.json"
 

@@ -42,18 +42,11 @@ start_serve() {  # start_serve TAG: starts serve, waits for its ready file, sets
 
 api() { curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$HTTP$1"; }
 
-# Waits (bounded) until at least $1 windows were analysed and none more for 4 s (the idle flush
-# has analysed the tail): the served state is then final.
+# Waits (bounded) until at least $1 windows were analysed and the idle flush has analysed the
+# tail (or, failing that sign, none more came for 4 s): the served state is then final.
 wait_quiet() {
-  local last=-1 same=0 n
-  for _ in $(seq 120); do
-    n=$(api /api/v1/health | $py -c 'import json,sys; print(json.load(sys.stdin)["windows_analysed"])')
-    if [ "$n" -ge "$1" ] && [ "$n" = "$last" ]; then same=$((same + 1)); else same=0; fi
-    [ $same -ge 8 ] && return 0
-    last=$n
-    sleep 0.5
-  done
-  echo "FAIL serve did not settle (windows analysed: $n)"; exit 1
+  $py "$(dirname "$0")/serve_settled.py" "$HTTP" --token "$token" --min-windows "$1" \
+    --quiet-s 4 --timeout 180 || exit 1
 }
 
 # --- 1. replay the faulty job into serve --------------------------------------------------------

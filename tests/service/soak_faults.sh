@@ -46,19 +46,10 @@ api() { curl -sf "http://127.0.0.1:$SERVE_HTTP$1"; }
 t_replay=$(date +%s.%N)
 cat "$run/replay.txt"
 
-# Settled: nothing in analysis, no window taken for 8 s, after at least one (bounded: 400 s).
-last=-1 same=0 settled=0
-for _ in $(seq 800); do
-  read -r n busy < <(api /api/v1/health | $py -c '
-import json, sys
-h = json.load(sys.stdin)
-print(h["windows_analysed"], 0 if h["analysing"] is None else 1)')
-  if [ "$n" -ge 1 ] && [ "$busy" = 0 ] && [ "$n" = "$last" ]; then same=$((same + 1)); else same=0; fi
-  last=$n
-  [ $same -ge 16 ] && { settled=1; break; }
-  sleep 0.5
-done
-[ $settled = 1 ] || { tail -20 "$run/serve.log"; echo "FAIL serve did not settle"; exit 1; }
+# Settled: nothing in analysis, at least one window, and the idle flush has analysed the tail (or,
+# failing that sign, no window taken for 12 s, longer than the default idle flush); bounded: 400 s.
+$py "$(dirname "$0")/serve_settled.py" "$SERVE_HTTP" --min-windows 1 --quiet-s 12 --timeout 400 ||
+  { tail -20 "$run/serve.log"; echo "FAIL serve did not settle"; exit 1; }
 t_settled=$(date +%s.%N)
 api /api/v1/health >"$run/health.json"
 api /api/v1/ingest >"$run/ingest.json"
