@@ -25,14 +25,17 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-if [ ! -f "$work/faults/flows.ipfix" ]; then
-  "$bin" simulate --scenario faults --seed 1 --out "$work/faults" >/dev/null
+# The simulated `faults` scenario: CTest's fixture scenario_faults makes it once for the tests that
+# replay it (PRISM_FAULTS_SIM); run alone, this test simulates it into its work directory.
+faults=${PRISM_FAULTS_SIM:-$work/faults}
+if [ ! -f "$faults/flows.ipfix" ]; then
+  "$bin" simulate --scenario faults --seed 1 --out "$faults" >/dev/null
 fi
 
 start_serve() {  # start_serve TAG: starts serve, waits for its ready file, sets HTTP / UDP / SERVE_PID
   rm -f "$run/ready.json"
   "$bin" serve --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 --window 20 --step 5 --idle-flush 3 \
-    --reorder 2 --db "$run/state.sqlite" --topology "$work/faults/topology.csv" --token "$token" \
+    --reorder 2 --db "$run/state.sqlite" --topology "$faults/topology.csv" --token "$token" \
     --ready-file "$run/ready.json" 2>"$run/serve-$1.log" &
   SERVE_PID=$!
   pids+=("$SERVE_PID")
@@ -70,7 +73,7 @@ prometheus --config.file="$run/prometheus.yml" --storage.tsdb.path="$run/tsdb" \
 pids+=($!)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null 2>&1 && break; sleep 0.2; done
 
-"$bin" replay "$work/faults/flows.ipfix" --to "127.0.0.1:$UDP" --cidr 10.0.192.0/18 --rate 200000
+"$bin" replay "$faults/flows.ipfix" --to "127.0.0.1:$UDP" --cidr 10.0.192.0/18 --rate 200000
 
 wait_quiet 6
 api /api/v1/jobs >"$run/jobs.json"
@@ -140,7 +143,7 @@ grep -q "stopped" "$run/serve-first.log"
 start_serve second
 api "/api/v1/findings?limit=100000" >"$run/findings-after.json"
 # More traffic after the restart (a second copy of the job, later in time), then kill -9.
-"$bin" replay "$work/faults/flows.ipfix" --to "127.0.0.1:$UDP" --cidr 10.0.192.0/18 --rate 200000 \
+"$bin" replay "$faults/flows.ipfix" --to "127.0.0.1:$UDP" --cidr 10.0.192.0/18 --rate 200000 \
   --loop 1 >/dev/null
 wait_quiet 3
 api "/api/v1/findings?limit=100000" >"$run/findings-before-kill.json"

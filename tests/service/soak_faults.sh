@@ -26,22 +26,25 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 
 t0=$(date +%s.%N)
-if [ ! -f "$work/faults/flows.ipfix" ]; then
-  "$bin" simulate --scenario faults --seed 1 --out "$work/faults" >/dev/null
+# The simulated `faults` scenario: CTest's fixture scenario_faults makes it once for the tests that
+# replay it (PRISM_FAULTS_SIM); run alone, this test simulates it into its work directory.
+faults=${PRISM_FAULTS_SIM:-$work/faults}
+if [ ! -f "$faults/flows.ipfix" ]; then
+  "$bin" simulate --scenario faults --seed 1 --out "$faults" >/dev/null
 fi
 t_sim=$(date +%s.%N)
-"$bin" analyze "$work/faults/flows.ipfix" --topology "$work/faults/topology.csv" \
+"$bin" analyze "$faults/flows.ipfix" --topology "$faults/topology.csv" \
   --report "$run/analyze.json" >/dev/null
 t_analyze=$(date +%s.%N)
 
-"$bin" serve --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 --topology "$work/faults/topology.csv" \
+"$bin" serve --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 --topology "$faults/topology.csv" \
   --db "$run/state.sqlite" --ready-file "$run/ready.json" 2>"$run/serve.log" &
 serve_pid=$!
 pids+=("$serve_pid")
 wait_serve_ready "$run/ready.json" "$run/serve.log"
 api() { curl -sf "http://127.0.0.1:$SERVE_HTTP$1"; }
 
-"$bin" replay "$work/faults/flows.ipfix" --to "127.0.0.1:$SERVE_UDP" --rate "$rate" \
+"$bin" replay "$faults/flows.ipfix" --to "127.0.0.1:$SERVE_UDP" --rate "$rate" \
   >"$run/replay.txt"
 t_replay=$(date +%s.%N)
 cat "$run/replay.txt"
@@ -112,14 +115,14 @@ PY
 start_kill_serve() {
   rm -f "$run/ready2.json"
   "$bin" serve --ipfix-udp 127.0.0.1:0 --http 127.0.0.1:0 --window 20 --step 5 \
-    --topology "$work/faults/topology.csv" --db "$run/kill.sqlite" --ready-file "$run/ready2.json" \
+    --topology "$faults/topology.csv" --db "$run/kill.sqlite" --ready-file "$run/ready2.json" \
     2>"$run/serve-kill-$1.log" &
   serve_pid=$!
   pids+=("$serve_pid")
   wait_serve_ready "$run/ready2.json" "$run/serve-kill-$1.log"
 }
 start_kill_serve a
-"$bin" replay "$work/faults/flows.ipfix" --to "127.0.0.1:$SERVE_UDP" --cidr 10.0.192.0/18 \
+"$bin" replay "$faults/flows.ipfix" --to "127.0.0.1:$SERVE_UDP" --cidr 10.0.192.0/18 \
   --rate "$rate" >/dev/null &
 replay_pid=$!
 pids+=("$replay_pid")
