@@ -34,6 +34,7 @@
 #include "record_options.h"
 #include "service/alert_sender.h"
 #include "service/memory_plan.h"
+#include "scaleout/fabric_stream.h"
 #include "scaleout/record_stream.h"
 #include "scaleout/shard_lease.h"
 #include "service/service.h"
@@ -81,6 +82,9 @@ struct ServeArgs {
   bool route_by_job = false;
   int take_shards = 0;     // analyser: shards taken by lease; 0: read --nats-subject
   double lease_ttl_s = 3;
+  bool fabric_stage = false;  // analyser of one shard: contributions to the fabric stage
+  int shards = 0;             // --role fabric: the shards whose contributions make a window
+  double fabric_wait_s = 0;   // --role fabric: 0: two window lengths
 };
 
 // 127.0.0.0/8, ::1 and "localhost": the addresses only this machine reaches.
@@ -220,12 +224,21 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
                        !args.capture.empty();
   so.role = args.role == "collector"  ? ServiceRole::kCollector
             : args.role == "analyser" ? ServiceRole::kAnalyser
+            : args.role == "fabric"   ? ServiceRole::kFabric
                                       : ServiceRole::kAll;
   if (args.take_shards > 0 && so.role != ServiceRole::kAnalyser) {
     return std::string("--take-shards is for --role analyser");
   }
+  if (args.fabric_stage && so.role != ServiceRole::kAnalyser) {
+    return std::string("--fabric-stage is for --role analyser");
+  }
+  if ((args.shards > 0 || args.fabric_wait_s > 0) && so.role != ServiceRole::kFabric) {
+    return std::string("--shards and --fabric-wait are for --role fabric");
+  }
   if (so.role == ServiceRole::kAll) {
-    if (!args.nats.empty()) return std::string("--nats needs --role collector or analyser");
+    if (!args.nats.empty()) {
+      return std::string("--nats needs --role collector, analyser or fabric");
+    }
     if (args.route_by_job) return std::string("--route-by-job is for --role collector");
     if (!sources) {
       return std::string("no input: give --ipfix-udp ADDR:PORT, --sflow-udp ADDR:PORT, --watch "
@@ -259,6 +272,24 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
     // Unique per run: a restarted collector's batches are new messages, a retried one is not.
     so.id_prefix = fmt::format("{}-{}", so.subject,
                                std::chrono::system_clock::now().time_since_epoch().count());
+  } else if (so.role == ServiceRole::kFabric) {
+    if (sources) {
+      return std::string("--role fabric reads the shards' fabric contributions only: drop "
+                         "--ipfix-udp, --sflow-udp, --watch and --capture");
+    }
+    if (args.shards < 1) {
+      return std::string("--role fabric needs --shards N: the shards whose contributions make "
+                         "a window whole (the recogniser's --shards)");
+    }
+    if (args.route_by_job || !args.nats_subject.empty()) {
+      return fmt::format("--role fabric reads {}: drop --route-by-job and --nats-subject",
+                         prism::scaleout::kFabricSubjects);
+    }
+    so.fabric_shards = args.shards;
+    const double wait_s = args.fabric_wait_s > 0
+                              ? args.fabric_wait_s
+                              : 2 * static_cast<double>(opts->buffer.window_ns) / 1e9;
+    so.fabric_wait = std::chrono::milliseconds(std::llround(wait_s * 1e3));
   } else {
     if (sources) {
       return std::string("--role analyser reads the stream only: drop --ipfix-udp, --sflow-udp, "
@@ -276,6 +307,17 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
       so.take_shards = args.take_shards;
       so.lease_ttl = std::chrono::milliseconds(std::llround(args.lease_ttl_s * 1e3));
       so.lease_name = prism::scaleout::LeaseName(fmt::format("{}-{}", host, getpid()));
+    }
+    if (args.fabric_stage) {
+      // A contribution is one shard's: an analyser holding several by lease would publish them
+      // together (not built: docs/scale-out.md).
+      const auto shard = prism::scaleout::ShardOfRecordSubject(so.subject);
+      if (args.take_shards > 0 || !shard) {
+        return std::string("--fabric-stage needs the analyser of one shard: --nats-subject "
+                           "'records.shard.N.>' (not --take-shards)");
+      }
+      so.fabric_stage = true;
+      so.fabric_shard = *shard;
     }
   }
   return std::nullopt;
@@ -440,9 +482,10 @@ void AddRoleOptions(CLI::App* cmd, ServeArgs* args) {
   cmd->add_option("--role", args->role,
                   "all: collect and analyse in this process; collector: decode the inputs and "
                   "publish record batches to --nats; analyser: analyse the records of --nats, "
-                  "resuming where the --db says (docs/scale-out.md)")
+                  "resuming where the --db says; fabric: judge switches and links from the "
+                  "fabric contributions of --shards shard analysers (docs/scale-out.md)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"all", "collector", "analyser"}));
+      ->check(CLI::IsMember({"all", "collector", "analyser", "fabric"}));
   cmd->add_option("--nats", args->nats,
                   "NATS JetStream server(s) of --role collector/analyser, nats://HOST:PORT "
                   "(a cluster: comma-separated)");
@@ -470,6 +513,18 @@ void AddRoleOptions(CLI::App* cmd, ServeArgs* args) {
                   "through its durable consumer, and a shard whose analyser stops renewing its "
                   "lease taken over after --lease-ttl (docs/scale-out.md)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--fabric-stage", args->fabric_stage,
+                "analyser of one shard (--nats-subject 'records.shard.N.>'): publish each "
+                "window's fabric contribution on fabric.END.N of LLMPRISM_FABRIC for a "
+                "`serve --role fabric`, and leave switch and link findings to it");
+  cmd->add_option("--shards", args->shards,
+                  "fabric: the shards (0..N-1) whose contributions make a window whole")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--fabric-wait", args->fabric_wait_s,
+                  "fabric: seconds a window waits for a missing shard's contribution after its "
+                  "first came, then is judged without it (counted, a telemetry_loss finding); "
+                  "default two window lengths")
+      ->check(CLI::Range(0.1, 86400.0));
   cmd->add_option("--lease-ttl", args->lease_ttl_s,
                   "analyser --take-shards: seconds a shard lease lives unrenewed before another "
                   "analyser takes the shard over; renewed every TTL/5")

@@ -69,7 +69,8 @@ bool PreferPairLabel(int64_t start_ns, bool known, uint32_t steps, int64_t kept_
   return start_ns >= kept_start_ns;
 }
 
-// The finding as the report shows it; its job is filled in by Build().
+}  // namespace
+
 ReportFinding ConvertFinding(const EndpointTable& endpoints, const diagnosis::Finding& f) {
   ReportFinding r;
   r.kind = f.kind;
@@ -88,8 +89,6 @@ ReportFinding ConvertFinding(const EndpointTable& endpoints, const diagnosis::Fi
   r.summary = f.summary;
   return r;
 }
-
-}  // namespace
 
 double Quantile(std::vector<double> values, double q) {
   if (values.empty()) return 0;

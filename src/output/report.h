@@ -107,6 +107,10 @@ struct ReportFinding {
   SchedulerRef scheduler;  // with --jobs-map: its job's scheduler job (output/scheduler_jobs.h)
 };
 
+// A window's finding as the report shows it (GPUs by address, sorted; switches sorted), but for
+// its job, which the caller names (the report by its job numbering).
+ReportFinding ConvertFinding(const EndpointTable& endpoints, const diagnosis::Finding& f);
+
 struct ReportWindow {
   int64_t start_ns = 0, end_ns = 0;
   int64_t records_start_ns = 0, records_end_ns = 0;  // earliest start, latest end of its records

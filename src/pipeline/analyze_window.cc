@@ -4,6 +4,7 @@
 #include <malloc.h>
 #endif
 
+#include <algorithm>
 #include <utility>
 
 #include "analysis/endpoint_context.h"
@@ -85,6 +86,17 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
       table, *in.points, ctx, results, diagnosis_options, baselines, take_network);
   if (options.measure_switch_bandwidth) {
     out.switch_dp_bandwidth = diagnosis::MeasureSwitchDpBandwidth(table, *in.points, ctx, results);
+  }
+  if (options.fabric_contribution) {
+    // Before the table's columns are freed below: the records the fabric rule reads.
+    const diagnosis::RuleContext rc{table, *in.points, ctx, results, diagnosis_options};
+    out.fabric = diagnosis::BuildFabricContribution(rc);
+    for (const analysis::Job& job : results.jobs) {
+      std::vector<IpAddr>& gpus = out.fabric_job_gpus.emplace_back();
+      for (EndpointId g : job.gpus) gpus.push_back(table.endpoints().Addr(g));
+      std::sort(gpus.begin(), gpus.end());
+      gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+    }
   }
   lap("diagnose", out.records);
   out.jobs = results.jobs.size();

@@ -24,6 +24,7 @@
 #include "core/topology.h"
 #include "diagnosis/diagnose.h"
 #include "diagnosis/rules/bandwidth_rule.h"
+#include "diagnosis/rules/fabric_contribution.h"
 #include "flow/flow_table.h"
 #include "output/report.h"
 
@@ -33,6 +34,8 @@ struct WindowOptions {
   analysis::AnalysisOptions analysis;  // `threads` also sorts (the result is the same for any)
   diagnosis::DiagnosisOptions diagnosis;
   bool measure_switch_bandwidth = false;  // fill WindowSummary::switch_dp_bandwidth
+  // A shard's analyser with a fabric stage (docs/scale-out.md): fill WindowSummary::fabric.
+  bool fabric_contribution = false;
 };
 
 // The window's records as analysis wants them: sorted by start, endpoints numbered in row order.
@@ -48,6 +51,11 @@ struct WindowSummary {
   size_t jobs = 0;
   size_t findings = 0;
   std::vector<diagnosis::SwitchDpBandwidth> switch_dp_bandwidth;  // when asked for
+  // When asked for: the window's fabric contribution (diagnosis/rules/fabric_contribution.h),
+  // its jobs named by the window's ids, and each of those jobs' GPUs (addresses, sorted), by
+  // which a caller that names jobs otherwise (the service's tracker) renames them.
+  diagnosis::FabricContribution fabric;
+  std::vector<std::vector<IpAddr>> fabric_job_gpus;
   analysis::AnalysisStats analysis;  // with stage timings when `laps` was given
 };
 

@@ -42,6 +42,11 @@ std::span<const uint8_t> DeliveredMessage::data() const {
           static_cast<size_t>(natsMsg_GetDataLength(msg_))};
 }
 
+std::string DeliveredMessage::subject() const {
+  const char* s = natsMsg_GetSubject(msg_);
+  return s == nullptr ? std::string() : std::string(s);
+}
+
 Status DeliveredMessage::Ack() {
   jsErrCode jerr = jsErrCode(0);
   const natsStatus s = natsMsg_AckSync(msg_, nullptr, &jerr);

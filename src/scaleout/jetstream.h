@@ -43,6 +43,7 @@ class DeliveredMessage {
   DeliveredMessage& operator=(DeliveredMessage&&) = delete;
   ~DeliveredMessage();
   std::span<const uint8_t> data() const;
+  std::string subject() const;
   uint64_t stream_sequence() const { return stream_sequence_; }
   uint64_t deliveries() const { return deliveries_; }  // 1 on first delivery
   Status Ack();  // waits for the server's confirmation

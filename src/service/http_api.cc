@@ -137,6 +137,27 @@ json IngestJson(const ApiContext& ctx) {
       stream["shard_takeovers"] = p.shard_takeovers.load();
       stream["shard_leases_lost"] = p.shard_leases_lost.load();
     }
+    if (p.fabric_publishing) {
+      stream["fabric"] = json{{"published", p.fabric_published.load()},
+                              {"published_bytes", p.fabric_published_bytes.load()},
+                              {"publish_errors", p.fabric_publish_errors.load()},
+                              {"given_up", p.fabric_publish_given_up.load()}};
+    }
+  } else if (p.stream_role == "fabric") {
+    stream = json{{"role", p.stream_role},
+                  {"shards", p.fabric_shards},
+                  {"next_sequence", p.stream_next_sequence.load()},
+                  {"last_sequence", p.stream_last_sequence.load()},
+                  {"lag_messages", p.stream_lag_messages()},
+                  {"contributions_received", p.fabric_received.load()},
+                  {"contribution_bytes", p.fabric_received_bytes.load()},
+                  {"contributions_bad", p.fabric_bad.load()},
+                  {"contributions_duplicate", p.fabric_duplicates.load()},
+                  {"contributions_already_judged", p.fabric_already_judged.load()},
+                  {"windows_pending", p.fabric_pending_windows.load()},
+                  {"windows_judged", p.fabric_windows_judged.load()},
+                  {"windows_judged_incomplete", p.fabric_windows_incomplete.load()},
+                  {"judge_cpu_seconds", p.fabric_judge_cpu_seconds.load()}};
   }
   return json{{"sources", sources},
               {"stream", stream},
@@ -481,6 +502,34 @@ void RenderShardLeaseMetrics(const PipelineCounters& p, MetricsText& m) {
            p.shard_leases_lost.load());
 }
 
+// The fabric stage (serve --role fabric): contributions read, windows judged.
+void RenderFabricMetrics(const PipelineCounters& p, MetricsText& m) {
+  m.Single("llmprism_stream_lag_messages", "gauge",
+           "Fabric contributions in the stream that the fabric stage has not read yet.",
+           p.stream_lag_messages());
+  m.Single("llmprism_fabric_contributions_received_total", "counter",
+           "Shard window contributions the fabric stage took.", p.fabric_received.load());
+  m.Single("llmprism_fabric_contribution_bytes_total", "counter",
+           "Bytes of the shard window contributions taken.", p.fabric_received_bytes.load());
+  m.Single("llmprism_fabric_contributions_bad_total", "counter",
+           "Messages of the fabric stream that were no contribution (skipped, logged).",
+           p.fabric_bad.load());
+  m.Single("llmprism_fabric_contributions_already_judged_total", "counter",
+           "Contributions of windows judged already (read again after a restart, or too late).",
+           p.fabric_already_judged.load());
+  m.Single("llmprism_fabric_windows_pending", "gauge",
+           "Windows waiting for some shards' contributions.", p.fabric_pending_windows.load());
+  m.Single("llmprism_fabric_windows_judged_total", "counter",
+           "Windows whose switches and links the fabric stage judged.",
+           p.fabric_windows_judged.load());
+  m.Single("llmprism_fabric_windows_judged_incomplete_total", "counter",
+           "Windows judged without some shards' contributions (a telemetry_loss finding each).",
+           p.fabric_windows_incomplete.load());
+  m.Single("llmprism_fabric_judge_cpu_seconds_total", "counter",
+           "CPU time of merging and judging the windows' contributions.",
+           p.fabric_judge_cpu_seconds.load());
+}
+
 // Scale-out roles: a collector's publishing, an analyser's place in the stream and its lag.
 void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
   if (p.stream_role == "collector") {
@@ -514,6 +563,17 @@ void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
              "read once, not lost.",
              p.stream_redelivered.load());
     if (p.stream_leases) RenderShardLeaseMetrics(p, m);
+    if (p.fabric_publishing) {
+      m.Single("llmprism_fabric_contributions_published_total", "counter",
+               "Window fabric contributions this analyser published (--fabric-stage).",
+               p.fabric_published.load());
+      m.Single("llmprism_fabric_contributions_given_up_total", "counter",
+               "Window fabric contributions the stream did not take after retrying (the fabric "
+               "stage judges those windows without this shard).",
+               p.fabric_publish_given_up.load());
+    }
+  } else if (p.stream_role == "fabric") {
+    RenderFabricMetrics(p, m);
   }
 }
 

@@ -211,6 +211,33 @@ TEST(RenderMetrics, StreamRoles) {
   EXPECT_EQ(m.find("llmprism_stream_lag_messages"), std::string::npos);
 }
 
+TEST(RenderMetrics, FabricStage) {
+  MetricsFixture f;
+  f.pipeline.stream_role = "analyser";
+  std::string m = RenderMetrics(f.ctx);
+  EXPECT_EQ(m.find("llmprism_fabric_"), std::string::npos);  // no --fabric-stage
+  f.pipeline.fabric_publishing = true;
+  f.pipeline.fabric_published = 6;
+  m = RenderMetrics(f.ctx);
+  EXPECT_TRUE(HasLine(m, "llmprism_fabric_contributions_published_total 6"));
+  EXPECT_TRUE(HasLine(m, "llmprism_fabric_contributions_given_up_total 0"));
+
+  f.pipeline.stream_role = "fabric";
+  f.pipeline.fabric_received = 12;
+  f.pipeline.fabric_windows_judged = 5;
+  f.pipeline.fabric_windows_incomplete = 1;
+  f.pipeline.fabric_pending_windows = 1;
+  f.pipeline.stream_next_sequence = 13;
+  f.pipeline.stream_last_sequence = 14;
+  m = RenderMetrics(f.ctx);
+  EXPECT_TRUE(HasLine(m, "llmprism_fabric_contributions_received_total 12"));
+  EXPECT_TRUE(HasLine(m, "llmprism_fabric_windows_judged_total 5"));
+  EXPECT_TRUE(HasLine(m, "llmprism_fabric_windows_judged_incomplete_total 1"));
+  EXPECT_TRUE(HasLine(m, "llmprism_fabric_windows_pending 1"));
+  EXPECT_TRUE(HasLine(m, "llmprism_stream_lag_messages 2"));
+  EXPECT_EQ(m.find("llmprism_fabric_contributions_published_total"), std::string::npos);
+}
+
 TEST(RenderMetrics, ShardLeases) {
   MetricsFixture f;
   f.pipeline.stream_role = "analyser";

@@ -119,6 +119,17 @@ struct PipelineCounters {
     shard_positions_ = std::move(positions);
   }
 
+  // The fabric stage (docs/scale-out.md): an analyser's contributions published (--fabric-stage),
+  // and the fabric role's contributions read and windows judged.
+  std::atomic<uint64_t> fabric_published{0}, fabric_published_bytes{0}, fabric_publish_errors{0},
+      fabric_publish_given_up{0};
+  std::atomic<uint64_t> fabric_received{0}, fabric_received_bytes{0}, fabric_bad{0},
+      fabric_duplicates{0}, fabric_already_judged{0}, fabric_windows_judged{0},
+      fabric_windows_incomplete{0}, fabric_pending_windows{0};
+  std::atomic<double> fabric_judge_cpu_seconds{0};
+  bool fabric_publishing = false;  // an analyser with --fabric-stage
+  int fabric_shards = 0;  // the fabric role's --shards
+
   // Store: whether the last write succeeded, and what is waiting to be written again.
   std::atomic<bool> store_ok{true};
   std::atomic<uint64_t> unsaved_findings{0}, unsaved_jobs{0}, unsaved_steps{0};

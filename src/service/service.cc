@@ -26,11 +26,14 @@
 #include "service/ingest_counters.h"
 #include "service/alert_sender.h"
 #include "service/alerts.h"
+#include "service/fabric_publisher.h"
+#include "service/fabric_stage_reader.h"
 #include "service/clock_guard.h"
 #include "service/live_capture.h"
 #include "service/loss_tally.h"
 #include "service/memory_plan.h"
 #include "service/record_queue.h"
+#include "scaleout/fabric_stream.h"
 #include "scaleout/jetstream.h"
 #include "scaleout/record_stream.h"
 #include "scaleout/shard_router.h"
@@ -197,6 +200,7 @@ struct Service::Impl {
   Status LoadState();
   Status OpenStreamRole();
   Status OpenShardRouter();
+  Status OpenFabricStage();
   Status StartHttp();
   void StartThreads();
   std::optional<Topology> topology;
@@ -212,9 +216,12 @@ struct Service::Impl {
   std::unique_ptr<StreamReader> stream_source;      // --role analyser
   std::unique_ptr<scaleout::JetStream> publish_js;  // --role collector
   std::unique_ptr<scaleout::ShardRouter> router;    // --role collector --route-by-job
+  std::unique_ptr<FabricPublisher> fabric_publisher;  // --role analyser --fabric-stage
+  std::unique_ptr<FabricStageReader> fabric_reader;   // --role fabric
   bool map_failing = false;                         // the router's map could not be followed
   bool analyser() const { return options.stream.role == ServiceRole::kAnalyser; }
   bool collector() const { return options.stream.role == ServiceRole::kCollector; }
+  bool fabric() const { return options.stream.role == ServiceRole::kFabric; }
   ActiveAlerts active_alerts;           // analysis thread only
 
   std::vector<std::unique_ptr<ingest::UdpCollector>> collectors;
@@ -790,6 +797,7 @@ struct Service::Impl {
     const PointTable pts = points.Copy();
     Store::WindowWrite write;
     Status st = tracker->AnalyzeWindow(std::move(job.window), pts, job.loss, &write);
+    if (fabric_publisher && st) PublishFabricContribution(end_ns);
     // An analyser commits where to read the stream again with the window (also one that failed:
     // the service moves past it, as it does with other sources).
     std::optional<StreamPosition> position;
@@ -815,6 +823,75 @@ struct Service::Impl {
                snap->findings.size(), write.findings.size(), snap->analysis_seconds,
                job.loss.Total() > 0 ? fmt::format(", {} records lost on the way", job.loss.Total())
                                     : "");
+    snapshots.Publish(std::move(snap));
+  }
+
+  // --fabric-stage: the window's fabric contribution into the stream before the window is
+  // committed. One the stream does not take (retried for FabricPublisherOptions::patience) is
+  // counted and logged: the fabric stage judges that window without this shard, and says so.
+  void PublishFabricContribution(int64_t end_ns) {
+    std::optional<diagnosis::FabricContribution> c = tracker->TakeFabricContribution();
+    if (!c) return;
+    Status st = fabric_publisher->Publish(end_ns, *c);
+    pipeline.fabric_published = fabric_publisher->published();
+    pipeline.fabric_published_bytes = fabric_publisher->bytes();
+    pipeline.fabric_publish_errors = fabric_publisher->errors();
+    pipeline.fabric_publish_given_up = fabric_publisher->given_up();
+    if (!st) fmt::print(stderr, "llmprism serve: LOST {}\n", st.error().message);
+  }
+
+  // --role fabric: contributions read, windows judged as they are whole (or waited out), each
+  // judged window's findings merged by the tracker and committed with the stream position.
+  void RunFabric() {
+    bool failing = false;
+    while (!stop_sources.load()) {
+      Status st = fabric_reader->Poll(
+          std::chrono::milliseconds(200),
+          [this](const FabricVerdict& v, const StreamPosition& position) {
+            CommitFabricWindow(v, position);
+          });
+      const FabricStageReader::Counters& c = fabric_reader->counters();
+      pipeline.fabric_received = c.received;
+      pipeline.fabric_received_bytes = c.bytes;
+      pipeline.fabric_bad = c.bad;
+      pipeline.fabric_duplicates = c.duplicates;
+      pipeline.fabric_already_judged = c.already_judged;
+      pipeline.fabric_windows_judged = c.windows_judged;
+      pipeline.fabric_windows_incomplete = c.windows_incomplete;
+      pipeline.fabric_judge_cpu_seconds = c.judge_cpu_seconds;
+      pipeline.fabric_pending_windows = fabric_reader->pending_windows();
+      pipeline.stream_next_sequence = fabric_reader->next_sequence();
+      pipeline.stream_last_sequence = fabric_reader->last_sequence();
+      if (!st) {
+        if (!failing) {
+          fmt::print(stderr, "llmprism serve: {}: {}; retrying every second\n",
+                     fabric_reader->name(), st.error().message);
+        }
+        failing = true;
+        std::unique_lock<std::mutex> lock(stop_mu);
+        stop_cv.wait_for(lock, std::chrono::seconds(1), [&] { return stop_sources.load(); });
+        (void)fabric_reader->Reconnect();
+      } else if (failing) {
+        fmt::print(stderr, "llmprism serve: {}: reading again from sequence {}\n",
+                   fabric_reader->name(), fabric_reader->next_sequence());
+        failing = false;
+      }
+    }
+  }
+
+  void CommitFabricWindow(const FabricVerdict& v, const StreamPosition& position) {
+    Store::WindowWrite write;
+    tracker->AddFabricWindow(v, &write);
+    write.stream_position = &position;
+    SaveToStore(write);
+    if (alerts) PostAlerts(write, v.end_ns, true);
+    auto snap = tracker->BuildSnapshot();
+    fmt::print(stderr,
+               "llmprism serve: fabric window {:.0f}-{:.0f} s: {} of {} shards, {} records, {} "
+               "switch and link findings ({} new or updated), judged in {:.3f} s CPU\n",
+               static_cast<double>(v.start_ns) / 1e9, static_cast<double>(v.end_ns) / 1e9,
+               v.shards - static_cast<int>(v.missing_shards.size()), v.shards, v.records,
+               v.findings.size(), write.findings.size(), v.judge_seconds);
     snapshots.Publish(std::move(snap));
   }
 
@@ -1013,6 +1090,8 @@ Status Service::Impl::LoadState() {
                map.pending_lines);
     tracker_options.jobs_map = std::make_shared<const io::JobsMap>(std::move(map));
   }
+  tracker_options.fabric_stage =
+      options.stream.role == ServiceRole::kAnalyser && options.stream.fabric_stage;
   s.tracker = std::make_unique<Tracker>(tracker_options, s.topology ? &*s.topology : nullptr);
   if (!options.db.empty()) {
     PRISM_ASSIGN_OR_RETURN(s.store, Store::Open(options.db));
@@ -1039,7 +1118,9 @@ Status Service::Impl::OpenStreamRole() {
   const StreamRoleOptions& so = options.stream;
   s.pipeline.stream_role = so.role == ServiceRole::kCollector  ? "collector"
                            : so.role == ServiceRole::kAnalyser ? "analyser"
+                           : so.role == ServiceRole::kFabric   ? "fabric"
                                                                : "";
+  if (so.role == ServiceRole::kFabric) return OpenFabricStage();
   if (so.role == ServiceRole::kCollector) {
     PRISM_ASSIGN_OR_RETURN(s.publish_js,
                            scaleout::JetStream::Connect(so.url, std::chrono::seconds(5)));
@@ -1079,6 +1160,17 @@ Status Service::Impl::OpenStreamRole() {
     } else {
       PRISM_ASSIGN_OR_RETURN(s.stream_source, StreamSource::Open(o, s.resumed_position));
     }
+    if (so.fabric_stage) {
+      FabricPublisherOptions fo;
+      fo.url = so.url;
+      fo.replicas = so.replicas;
+      fo.shard = so.fabric_shard;
+      PRISM_ASSIGN_OR_RETURN(s.fabric_publisher, FabricPublisher::Open(fo));
+      s.pipeline.fabric_publishing = true;
+      fmt::print(stderr, "llmprism serve: analyser: publishing each window's fabric contribution "
+                 "as shard {} on {}; switch and link findings are the fabric stage's\n",
+                 fo.shard, scaleout::kFabricStream);
+    }
     // One shard's analyser places its first window where the whole service's data starts.
     options.buffer.origin_ns = [source = s.stream_source.get()] { return source->origin_ns(); };
     auto c = std::make_unique<SourceCounters>();
@@ -1092,6 +1184,35 @@ Status Service::Impl::OpenStreamRole() {
                                  static_cast<double>(s.stream_source->committed_end_ns()) / 1e9)
                    : std::string());
   }
+  return OkStatus();
+}
+
+// --role fabric: the shards' fabric contributions read from the position the database holds.
+Status Service::Impl::OpenFabricStage() {
+  const StreamRoleOptions& so = options.stream;
+  if (!store) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "--role fabric needs --db: the stream position is committed there with each "
+                     "judged window");
+  }
+  FabricStageReaderOptions o;
+  o.url = so.url;
+  o.replicas = so.replicas;
+  o.window_ns = options.buffer.window_ns;
+  o.windows.shards = so.fabric_shards;
+  o.windows.wait = so.fabric_wait;
+  o.diagnosis = options.tracker.window.diagnosis;
+  o.diagnosis.threads = options.tracker.window.analysis.threads;
+  PRISM_ASSIGN_OR_RETURN(fabric_reader, FabricStageReader::Open(o, resumed_position));
+  pipeline.fabric_shards = so.fabric_shards;
+  fmt::print(stderr, "llmprism serve: fabric: judging the switches and links of {} shards from {} "
+             "from sequence {}{} (a window waits {:.0f} s for a missing shard)\n",
+             so.fabric_shards, fabric_reader->name(), fabric_reader->next_sequence(),
+             fabric_reader->resumed()
+                 ? fmt::format(" (windows up to {:.0f} s judged)",
+                               static_cast<double>(fabric_reader->judged_up_to_ns()) / 1e9)
+                 : std::string(),
+             static_cast<double>(so.fabric_wait.count()) / 1e3);
   return OkStatus();
 }
 
@@ -1157,6 +1278,9 @@ void Service::Impl::StartThreads() {
   if (s.collector()) {
     // Windows and analysis are the analysers' (the one thread that drains the queue publishes).
     s.window_thread = std::thread([&s] { s.RunPublish(); });
+  } else if (s.fabric()) {
+    // No records: one thread reads the contributions and judges their windows.
+    s.window_thread = std::thread([&s] { s.RunFabric(); });
   } else {
     s.analysis_thread = std::thread([&s] { s.RunAnalysis(); });
     s.window_thread = std::thread([&s] { s.RunWindows(); });

@@ -46,7 +46,9 @@ namespace prism::service {
 // default), or collectors and analysers apart with a JetStream stream of record batches between
 // them: a collector decodes its sources and publishes, an analyser reads the stream in place of
 // sources and analyses windows as the one process does.
-enum class ServiceRole { kAll, kCollector, kAnalyser };
+// A sharded service's fabric stage (kFabric) reads the shard analysers' fabric contributions in
+// place of records and judges switches and links from all of them (service/fabric_stage.h).
+enum class ServiceRole { kAll, kCollector, kAnalyser, kFabric };
 
 struct StreamRoleOptions {
   ServiceRole role = ServiceRole::kAll;
@@ -64,6 +66,14 @@ struct StreamRoleOptions {
   int take_shards = 0;
   std::chrono::milliseconds lease_ttl{3000};  // renewed every lease_ttl / 5
   std::string lease_name;                     // this analyser in the lease bucket
+  // analyser of one shard (--fabric-stage): publishes each window's fabric contribution as
+  // shard `fabric_shard` and keeps its own switch and link findings out of its findings.
+  bool fabric_stage = false;
+  int fabric_shard = -1;
+  // fabric: the shards whose contributions make a window whole, and how long a window waits
+  // for missing ones after its first came.
+  int fabric_shards = 0;
+  std::chrono::milliseconds fabric_wait{40'000};
 };
 
 struct ServiceOptions {

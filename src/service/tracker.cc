@@ -318,9 +318,12 @@ Tracker::WindowAnalysis Tracker::AnalyseRecords(Window& window, const PointTable
   in.points = &points;
   pipeline::WindowOptions window_options = options_.window;
   window_options.measure_switch_bandwidth = true;
+  window_options.fabric_contribution = options_.fabric_stage;
   pipeline::WindowSummary summary = pipeline::AnalyzeWindow(
       std::move(table), in, window_options, &out.baselines, &input, &builder);
   out.switch_dp_bandwidth = std::move(summary.switch_dp_bandwidth);
+  out.fabric = std::move(summary.fabric);
+  out.fabric_job_gpus = std::move(summary.fabric_job_gpus);
   builder.AddSource("live window", "live", window_records);
   builder.SetInputStats(input);
   out.report = builder.Build();
@@ -482,6 +485,7 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
   const auto t0 = std::chrono::steady_clock::now();
   *write = Store::WindowWrite();
   write->baselines = &baselines_;
+  fabric_contribution_.reset();
   const uint64_t window_records = window.records;
   WindowAnalysis analysis;
   try {
@@ -508,6 +512,15 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
   NoteIncomplete(window, loss, "", write, &report);
 
   std::vector<std::string> changed = MatchJobs(window.start_ns, window.end_ns, &report, write);
+  if (options_.fabric_stage) {
+    NameFabricJobs(report, &analysis);
+    fabric_contribution_ = std::move(analysis.fabric);
+    // The fabric stage judges switches and links from every shard's records: this shard's view
+    // (already used for its jobs' causes) is not a finding of its own.
+    std::erase_if(report.findings, [](const output::ReportFinding& f) {
+      return diagnosis::IsFabricFinding(f.kind);
+    });
+  }
   RecordJobSteps(report, write);
   RecordGpuHistory(report, window.end_ns);
   MergeFindings(report, window.end_ns, write);
@@ -523,6 +536,57 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
   analysis_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return OkStatus();
+}
+
+void Tracker::NameFabricJobs(const output::Report& report, WindowAnalysis* analysis) {
+  std::map<std::vector<IpAddr>, std::string> id_of;
+  for (const output::ReportJob& rj : report.jobs) id_of.emplace(rj.gpus, rj.id);
+  diagnosis::FabricContribution& c = analysis->fabric;
+  for (size_t j = 0; j < c.jobs.size() && j < analysis->fabric_job_gpus.size(); ++j) {
+    // Every job of the window is one of the report's (MergeJobs keys them by the same GPUs).
+    if (auto it = id_of.find(analysis->fabric_job_gpus[j]); it != id_of.end()) {
+      c.jobs[j] = it->second;
+    }
+  }
+}
+
+void Tracker::AddFabricWindow(const FabricVerdict& v, Store::WindowWrite* write) {
+  *write = Store::WindowWrite();
+  write->baselines = &baselines_;
+  if (!v.missing_shards.empty()) {
+    ++incomplete_windows_;
+    IncompleteWindow iw;
+    iw.start_ns = iw.nominal_start_ns = v.start_ns;
+    iw.end_ns = v.end_ns;
+    iw.records = v.records;
+    iw.failed = fmt::format("judged without the fabric contributions of shards {}",
+                            fmt::join(v.missing_shards, ", "));
+    recent_incomplete_.push_back(iw);
+    while (recent_incomplete_.size() > kMaxIncompleteWindows) recent_incomplete_.pop_front();
+    // Loud: a finding, merged across consecutive windows like any other.
+    output::ReportFinding f;
+    f.kind = diagnosis::FindingKind::kTelemetryLoss;
+    f.severity = diagnosis::Severity::kWarning;
+    f.start_ns = v.start_ns;
+    f.end_ns = v.end_ns;
+    f.metric = "fabric_shards_missing";
+    f.value = static_cast<double>(v.missing_shards.size());
+    f.units = static_cast<int>(v.missing_shards.size());
+    f.summary = fmt::format(
+        "the fabric window ending {} was judged without the contributions of shard(s) {} of {} "
+        "(not in the stream in time): its switch and link findings see only the other shards' "
+        "jobs",
+        v.end_ns, fmt::join(v.missing_shards, ", "), v.shards);
+    write->findings.push_back(AddFinding(std::move(f), v.end_ns, true));
+  }
+  output::Report report;
+  report.findings = v.findings;
+  MergeFindings(report, v.end_ns, write);
+  ++windows_;
+  window_start_ns_ = v.start_ns;
+  window_end_ns_ = v.end_ns;
+  window_records_ = v.records;
+  analysis_seconds_ = v.judge_seconds;
 }
 
 std::shared_ptr<const Snapshot> Tracker::BuildSnapshot() const {

@@ -22,8 +22,10 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/name_table.h"
@@ -31,6 +33,7 @@
 #include "core/topology.h"
 #include "io/jobs_map.h"
 #include "diagnosis/diagnose.h"
+#include "diagnosis/rules/fabric_contribution.h"
 #include "output/report.h"
 #include "pipeline/analyze_window.h"
 #include "service/snapshot.h"
@@ -47,6 +50,22 @@ struct TrackerOptions {
   pipeline::WindowOptions window;  // analysis and diagnosis options, as for `analyze`
   // --jobs-map: scheduler jobs named on jobs and findings (output/scheduler_jobs.h); null: none.
   std::shared_ptr<const io::JobsMap> jobs_map;
+  // A shard's analyser with a fabric stage (serve --fabric-stage, docs/scale-out.md): each
+  // window's fabric contribution is kept for the service to publish (TakeFabricContribution),
+  // and the window's own switch and link findings, judged from this shard's records only, are
+  // left out of the tracker's findings (they still explain its jobs' slow steps and DP groups).
+  bool fabric_stage = false;
+};
+
+// The fabric stage's verdict on one window (serve --role fabric, service/fabric_stage.h): its
+// switch and link findings, judged from the merged contributions of the shards that sent one.
+struct FabricVerdict {
+  int64_t start_ns = 0, end_ns = 0;
+  uint64_t records = 0;  // the merged contribution's
+  std::vector<output::ReportFinding> findings;
+  std::vector<int> missing_shards;  // judged without these shards' contributions
+  int shards = 0;
+  double judge_seconds = 0;
 };
 
 class Tracker {
@@ -65,6 +84,17 @@ class Tracker {
   // analysed (a finding in `write`), and the Tracker ready for the next window.
   Status AnalyzeWindow(Window window, const PointTable& points, const WindowLoss& loss,
                        Store::WindowWrite* write, output::Report* report_out = nullptr);
+
+  // With TrackerOptions::fabric_stage: the contribution of the window AnalyzeWindow analysed last
+  // (its jobs named by this tracker's ids), moved out; nullopt when that window failed.
+  std::optional<diagnosis::FabricContribution> TakeFabricContribution() {
+    return std::exchange(fabric_contribution_, std::nullopt);
+  }
+
+  // serve --role fabric: the fabric stage's findings of one window merged with earlier windows'
+  // as AnalyzeWindow merges a window's (same ids as one serve's), and a window judged without
+  // some shards' contributions noted as a telemetry_loss finding naming them.
+  void AddFabricWindow(const FabricVerdict& verdict, Store::WindowWrite* write);
 
   // What the store may need to write again after a failed write (null when gone since).
   const JobState* FindJob(const std::string& id) const;
@@ -93,7 +123,11 @@ class Tracker {
     output::Report report;
     diagnosis::BaselineStore baselines;  // the tracker's, updated by this window
     std::vector<diagnosis::SwitchDpBandwidth> switch_dp_bandwidth;
+    diagnosis::FabricContribution fabric;  // with options_.fabric_stage
+    std::vector<std::vector<IpAddr>> fabric_job_gpus;
   };
+  // The contribution's jobs by the tracker's ids (MatchJobs has named the report's jobs).
+  void NameFabricJobs(const output::Report& report, WindowAnalysis* analysis);
   // The window through pipeline::AnalyzeWindow; releases the window's segments once its table is
   // built. May throw std::bad_alloc.
   WindowAnalysis AnalyseRecords(Window& window, const PointTable& points) const;
@@ -139,6 +173,7 @@ class Tracker {
   double analysis_seconds_ = 0;
   uint64_t windows_failed_ = 0, incomplete_windows_ = 0;
   std::deque<IncompleteWindow> recent_incomplete_;
+  std::optional<diagnosis::FabricContribution> fabric_contribution_;
 };
 
 }  // namespace prism::service

@@ -1,12 +1,14 @@
-"""The checks of shards.sh: two shard analysers together against one serve on the same records.
+"""The checks of shards.sh: two shard analysers and the fabric stage against one serve on the
+same records.
 
 Jobs and findings are compared by their ids: a job's id is derived from its GPUs and a finding's
 from what it is about and its first window (service/stable_ids.h), so the shard that analyses a
-job gives it, and its findings, the reference's ids. Per-job answers must be equal: every job
-(id, GPUs, layout, windows seen, step series) and every finding about a job that names no
-switch. Findings that name switches or links come from medians over every job's records through
-them (the bandwidth rule): a shard sees only its jobs' share, so those are listed where they
-differ, not required equal.
+job gives it, and its findings, the reference's ids. The shards' answers must be the reference's
+for everything but the fabric: every job (id, GPUs, layout, windows seen, step series) and every
+finding of the other kinds. Switch and link findings (degraded_switch, congested_link,
+degraded_link) come from medians over every job's records (the bandwidth rule): the shards keep
+theirs out (--fabric-stage) and the fabric stage, judging the merged contributions of both
+shards, must give the reference's, every field.
 
 Usage: compare_shards.py WORK PART1_RECORDS TOTAL_RECORDS"""
 import sys
@@ -25,14 +27,18 @@ def finding_rows(state):
              f["windows"]) for f in state["findings"]]
 
 
-def per_job(row):
-    return row[3] != "" and not row[5]
+FABRIC_KINDS = {"degraded_switch", "congested_link", "degraded_link"}
+
+
+def fabric_kind(row):
+    return row[1] in FABRIC_KINDS
 
 
 def main():
     work, part1, total = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     ref = c.load(f"{work}/ref.json")
     shards = [c.load(f"{work}/S{s}.json") for s in (0, 1)]
+    fabric = c.load(f"{work}/F.json")
     collector = c.load(f"{work}/collector.json")
     c.check_reference(ref, "job_started")
     c.check_collectors([collector], total)
@@ -60,21 +66,30 @@ def main():
     c.check(len(ids) == len(set(ids)), f"the shards' {len(ids)} finding ids are distinct")
     ref_rows = sorted(finding_rows(ref))
     shard_rows = sorted(r for state in shards for r in finding_rows(state))
-    ref_job_rows = [r for r in ref_rows if per_job(r)]
-    shard_job_rows = [r for r in shard_rows if per_job(r)]
+    ref_job_rows = [r for r in ref_rows if not fabric_kind(r)]
+    shard_job_rows = [r for r in shard_rows if not fabric_kind(r)]
     c.check(shard_job_rows == ref_job_rows,
-            f"per-job findings: the reference's {len(ref_job_rows)} ({len(shard_job_rows)})")
+            f"the shards' findings: the reference's {len(ref_job_rows)} about jobs "
+            f"({len(shard_job_rows)}), none about switches and links")
     for r in sorted(set(ref_job_rows) ^ set(shard_job_rows)):
         print("     differs:", "reference" if r in ref_job_rows else "shards", r)
-    ref_fabric = [r for r in ref_rows if not per_job(r)]
-    shard_fabric = [r for r in shard_rows if not per_job(r)]
-    same = sorted(set(ref_fabric) & set(shard_fabric))
-    print(f"info fabric findings (switches, links): reference {len(ref_fabric)}, shards "
-          f"{len(shard_fabric)}, {len(same)} equal")
-    for r in sorted(set(ref_fabric) ^ set(shard_fabric)):
-        print("     only in", "reference:" if r in ref_fabric else "the shards:", r[:3], r[5:8])
-    same_ids = {r[0] for r in ref_fabric} & {r[0] for r in shard_fabric}
-    print(f"info fabric findings with the reference's id: {len(same_ids)} of {len(ref_fabric)}")
+    c.check(not any(fabric_kind(r) for r in shard_rows),
+            "the shards keep their own switch and link findings out (--fabric-stage)")
+    ref_fabric = [r for r in ref_rows if fabric_kind(r)]
+    fabric_rows = sorted(finding_rows(fabric))
+    c.check(len(ref_fabric) >= 1 and fabric_rows == ref_fabric,
+            f"the fabric stage's findings: the reference's {len(ref_fabric)} switch and link "
+            f"findings ({len(fabric_rows)}; id, kind, severity, job, GPUs, switches, times, "
+            f"first and last window, windows)")
+    for r in sorted(set(ref_fabric) ^ set(fabric_rows)):
+        print("     only in", "reference:" if r in ref_fabric else "the fabric stage:", r)
+    fs = fabric["ingest"]["stream"]
+    c.check(fs["windows_judged"] >= 1 and fs["windows_judged_incomplete"] == 0 and
+            fs["contributions_bad"] == 0 and fs["windows_pending"] == 0,
+            f"the fabric stage judged {fs['windows_judged']} windows from "
+            f"{fs['contributions_received']} contributions ({fs['contribution_bytes']} bytes), "
+            f"none incomplete ({fs['windows_judged_incomplete']}), none bad, none pending")
+    c.check(not fabric["jobs"], "the fabric stage tracks no jobs of its own")
     sys.exit(1 if c.fails else 0)
 
 

@@ -9,11 +9,13 @@
 #   - part 2 (the rest) comes once the collector follows the map: routed by the collector itself,
 #     while the recogniser, killed with kill -9 and restarted, rebuilds its graph from the pair
 #     stream and goes on from the map it wrote.
+# The analysers run with --fabric-stage: each window's fabric contribution goes to a
+# `serve --role fabric --shards 2`, which judges switches and links from both shards' records.
 # Checks: every record published and analysed, none lost; the map spreads the jobs over both
-# shards; each job (GPUs, layout, windows, step series) and each per-job finding (kind,
-# severity, job by its GPUs, GPUs, times, windows) of the two shards together equals the
-# reference's. Findings about switches and links (the bandwidth rule's, measured over every job's
-# records) are listed where they differ, not required equal: that needs a fabric stage.
+# shards; each job (GPUs, layout, windows, step series) and each finding about jobs (kind,
+# severity, job, GPUs, times, windows) of the two shards together equals the reference's; the
+# fabric role's switch and link findings equal the reference's (id, kind, severity, job, GPUs,
+# switches, times, windows), every window judged whole, and the shards report none of their own.
 # Usage: shards.sh LLMPRISM WORKDIR
 set -euo pipefail
 bin=$1 work=$2
@@ -51,9 +53,14 @@ col_port=$SERVE_HTTP
 declare -A port
 for s in 0 1; do
   start_serve "$work/S$s.log" --role analyser --nats "$NATS_URL" --db "$work/S$s.sqlite" \
-    --nats-subject "records.shard.$s.>" "${common[@]}"
+    --nats-subject "records.shard.$s.>" --fabric-stage "${common[@]}"
   port[$s]=$SERVE_HTTP
 done
+# The fabric stage: a window waits at most 15 s for a shard's contribution (the default, two
+# window lengths, would outlast the test's waits).
+start_serve "$work/fabric.log" --role fabric --shards 2 --nats "$NATS_URL" --db "$work/F.sqlite" \
+  --fabric-wait 15 --http 127.0.0.1:0 --window $window --step $step
+fabric_port=$SERVE_HTTP
 ingest() { curl -sf "http://127.0.0.1:$col_port/api/v1/ingest" | $py -c "import json,sys; print(json.load(sys.stdin)['stream']$1)"; }
 # Part 1: no map yet. Wait until the recogniser forwarded it all and the collector follows a map.
 drop "$work/col-watch" "$work/p1-c1.csv"
@@ -84,6 +91,17 @@ settling=()
 for s in 0 1; do settle ${port[$s]} & settling+=($!); done
 for p in "${settling[@]}"; do wait "$p"; done
 for s in 0 1; do state ${port[$s]} "$work/S$s.json"; done
+# The fabric stage has judged every window both shards analysed (nothing pending, lag 0).
+windows=$(( $(health ${port[0]} '["windows_analysed"]') + $(health ${port[1]} '["windows_analysed"]') ))
+fabric_ingest() { curl -sf "http://127.0.0.1:$fabric_port/api/v1/ingest" | $py -c "import json,sys; s=json.load(sys.stdin)['stream']; print(s$1)"; }
+for _ in $(seq 300); do
+  [ "$(fabric_ingest "['contributions_received'] + s['contributions_duplicate']")" -ge "$windows" ] &&
+    [ "$(fabric_ingest "['windows_pending'] + s['lag_messages']")" -eq 0 ] && break
+  sleep 0.1
+done
+state $fabric_port "$work/F.json"
+curl -sf "http://127.0.0.1:$fabric_port/metrics" >"$work/fabric.metrics"
+grep "fabric window" "$work/fabric.log" | tail -3
 curl -sf "http://127.0.0.1:$col_port/api/v1/ingest" >"$work/collector.json"
 kill -TERM $rec_pid && wait $rec_pid
 grep "recognise:" "$work/recogniser.log" | tail -2

@@ -23,6 +23,7 @@
 
 #include "analysis/analysis_results.h"
 #include "core/ip_addr.h"
+#include "diagnosis/finding_kind.h"
 #include "diagnosis/rules/rule_context.h"
 
 namespace prism::diagnosis {
@@ -59,6 +60,13 @@ struct FabricContribution {
   size_t records() const { return start_ns.size(); }
   bool operator==(const FabricContribution&) const = default;
 };
+
+// The bandwidth rule's findings about the fabric (switches, fabric links, access links): judged
+// over every job's records, so a shard's own are only its view of the fabric.
+inline bool IsFabricFinding(FindingKind kind) {
+  return kind == FindingKind::kDegradedSwitch || kind == FindingKind::kCongestedLink ||
+         kind == FindingKind::kDegradedLink;
+}
 
 // The contribution of the window rc holds: its records the rule reads, in their order.
 FabricContribution BuildFabricContribution(const RuleContext& rc);

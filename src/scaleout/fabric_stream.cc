@@ -1,0 +1,59 @@
+#include "scaleout/fabric_stream.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace prism::scaleout {
+namespace {
+
+// A whole decimal token (no sign, no leading '+', nothing left over).
+template <typename T>
+std::optional<T> Number(std::string_view s) {
+  T v{};
+  if (s.empty() || s[0] == '-' || s[0] == '+') return std::nullopt;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+StreamSpec FabricStreamSpec(int replicas) {
+  StreamSpec spec;
+  spec.name = kFabricStream;
+  spec.subjects = {kFabricSubjects};
+  spec.replicas = replicas;
+  return spec;
+}
+
+std::string FabricSubject(const FabricKey& k) {
+  return fmt::format("fabric.{}.{}", k.window_end_ns, k.shard);
+}
+
+std::string FabricMessageId(const FabricKey& k) {
+  return fmt::format("{}.{}", k.window_end_ns, k.shard);
+}
+
+std::optional<FabricKey> ParseFabricSubject(std::string_view subject) {
+  constexpr std::string_view kPrefix = "fabric.";
+  if (!subject.starts_with(kPrefix)) return std::nullopt;
+  subject.remove_prefix(kPrefix.size());
+  const size_t dot = subject.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  const auto end = Number<int64_t>(subject.substr(0, dot));
+  const auto shard = Number<int>(subject.substr(dot + 1));
+  if (!end || !shard) return std::nullopt;
+  return FabricKey{*end, *shard};
+}
+
+std::optional<int> ShardOfRecordSubject(std::string_view subject) {
+  constexpr std::string_view kPrefix = "records.shard.";
+  if (!subject.starts_with(kPrefix)) return std::nullopt;
+  subject.remove_prefix(kPrefix.size());
+  const size_t dot = subject.find('.');
+  if (dot == std::string_view::npos || dot + 1 >= subject.size()) return std::nullopt;
+  return Number<int>(subject.substr(0, dot));
+}
+
+}  // namespace prism::scaleout

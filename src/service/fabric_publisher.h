@@ -1,0 +1,52 @@
+// File: service/fabric_publisher.h
+// A shard analyser's side of the fabric stage (serve --fabric-stage, docs/scale-out.md): each
+// window's fabric contribution, encoded (diagnosis/rules/fabric_contribution_codec.h), published
+// on fabric.<window end>.<shard> of LLMPRISM_FABRIC (scaleout/fabric_stream.h) before the window
+// is committed, so a committed window always has its contribution in the stream. The message id
+// lets the stream drop a second copy (the window analysed again after a restart or a takeover).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "diagnosis/rules/fabric_contribution.h"
+#include "scaleout/jetstream.h"
+
+namespace prism::service {
+
+struct FabricPublisherOptions {
+  std::string url;  // --nats
+  int replicas = 1;  // of the stream, when this analyser creates it
+  int shard = 0;
+  // Attempts are repeated every 250 ms for this long before the contribution is given up
+  // (counted, logged: the fabric stage then judges the window without this shard).
+  std::chrono::milliseconds patience{30'000};
+};
+
+class FabricPublisher {
+ public:
+  static StatusOr<std::unique_ptr<FabricPublisher>> Open(const FabricPublisherOptions& options);
+
+  // Publishes the contribution of the window ending at `window_end_ns`, retrying; the error of
+  // the last attempt when it could not.
+  Status Publish(int64_t window_end_ns, const diagnosis::FabricContribution& contribution);
+
+  int shard() const { return options_.shard; }
+  uint64_t published() const { return published_; }
+  uint64_t duplicates() const { return duplicates_; }  // the stream had it already
+  uint64_t bytes() const { return bytes_; }
+  uint64_t errors() const { return errors_; }  // failed attempts, retried
+  uint64_t given_up() const { return given_up_; }
+
+ private:
+  explicit FabricPublisher(const FabricPublisherOptions& options) : options_(options) {}
+  FabricPublisherOptions options_;
+  std::unique_ptr<scaleout::JetStream> js_;
+  std::atomic<uint64_t> published_{0}, duplicates_{0}, bytes_{0}, errors_{0}, given_up_{0};
+};
+
+}  // namespace prism::service
