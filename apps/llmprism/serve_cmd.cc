@@ -83,6 +83,7 @@ struct ServeArgs {
   int take_shards = 0;     // analyser: shards taken by lease; 0: read --nats-subject
   double lease_ttl_s = 3;
   bool fabric_stage = false;  // analyser of one shard: contributions to the fabric stage
+  int64_t fabric_piece_kb = 0;  // 0: as large as the server takes
   int shards = 0;             // --role fabric: the shards whose contributions make a window
   double fabric_wait_s = 0;   // --role fabric: 0: two window lengths
 };
@@ -232,6 +233,9 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
   if (args.fabric_stage && so.role != ServiceRole::kAnalyser) {
     return std::string("--fabric-stage is for --role analyser");
   }
+  if (args.fabric_piece_kb > 0 && !args.fabric_stage) {
+    return std::string("--fabric-piece-kb is for --fabric-stage");
+  }
   if ((args.shards > 0 || args.fabric_wait_s > 0) && so.role != ServiceRole::kFabric) {
     return std::string("--shards and --fabric-wait are for --role fabric");
   }
@@ -318,6 +322,7 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
       }
       so.fabric_stage = true;
       so.fabric_shard = *shard;
+      so.fabric_piece_bytes = args.fabric_piece_kb * 1024;
     }
   }
   return std::nullopt;
@@ -517,6 +522,11 @@ void AddRoleOptions(CLI::App* cmd, ServeArgs* args) {
                 "analyser of one shard (--nats-subject 'records.shard.N.>'): publish each "
                 "window's fabric contribution on fabric.END.N of LLMPRISM_FABRIC for a "
                 "`serve --role fabric`, and leave switch and link findings to it");
+  cmd->add_option("--fabric-piece-kb", args->fabric_piece_kb,
+                  "analyser --fabric-stage: the largest message a contribution is published in, "
+                  "KiB (larger ones go in pieces); default the NATS server's max_payload less "
+                  "4 KiB")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--shards", args->shards,
                   "fabric: the shards (0..N-1) whose contributions make a window whole")
       ->check(CLI::Range(1, 1024));

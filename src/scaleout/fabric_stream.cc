@@ -28,23 +28,30 @@ StreamSpec FabricStreamSpec(int replicas) {
 }
 
 std::string FabricSubject(const FabricKey& k) {
-  return fmt::format("fabric.{}.{}", k.window_end_ns, k.shard);
+  return fmt::format("fabric.{}.{}.{}.{}", k.window_end_ns, k.shard, k.part, k.parts);
 }
 
 std::string FabricMessageId(const FabricKey& k) {
-  return fmt::format("{}.{}", k.window_end_ns, k.shard);
+  return fmt::format("{}.{}.{}.{}", k.window_end_ns, k.shard, k.part, k.parts);
 }
 
 std::optional<FabricKey> ParseFabricSubject(std::string_view subject) {
   constexpr std::string_view kPrefix = "fabric.";
   if (!subject.starts_with(kPrefix)) return std::nullopt;
   subject.remove_prefix(kPrefix.size());
-  const size_t dot = subject.find('.');
-  if (dot == std::string_view::npos) return std::nullopt;
-  const auto end = Number<int64_t>(subject.substr(0, dot));
-  const auto shard = Number<int>(subject.substr(dot + 1));
-  if (!end || !shard) return std::nullopt;
-  return FabricKey{*end, *shard};
+  std::string_view token[4];
+  for (int i = 0; i < 4; ++i) {
+    const size_t dot = i < 3 ? subject.find('.') : subject.size();
+    if (dot == std::string_view::npos) return std::nullopt;
+    token[i] = subject.substr(0, dot);
+    subject.remove_prefix(std::min(subject.size(), dot + 1));
+  }
+  if (token[3].find('.') != std::string_view::npos) return std::nullopt;
+  const auto end = Number<int64_t>(token[0]);
+  const auto shard = Number<int>(token[1]), part = Number<int>(token[2]),
+             parts = Number<int>(token[3]);
+  if (!end || !shard || !part || !parts || *parts < 1 || *part >= *parts) return std::nullopt;
+  return FabricKey{*end, *shard, *part, *parts};
 }
 
 std::optional<int> ShardOfRecordSubject(std::string_view subject) {

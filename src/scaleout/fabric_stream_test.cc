@@ -6,15 +6,20 @@ namespace prism::scaleout {
 namespace {
 
 TEST(FabricStream, SubjectsAndIdsNameTheWindowAndShard) {
-  const FabricKey k{1'700'000'020'000'000'000, 3};
-  EXPECT_EQ(FabricSubject(k), "fabric.1700000020000000000.3");
-  EXPECT_EQ(FabricMessageId(k), "1700000020000000000.3");
+  const FabricKey k{1'700'000'020'000'000'000, 3, 1, 4};
+  EXPECT_EQ(FabricSubject(k), "fabric.1700000020000000000.3.1.4");
+  EXPECT_EQ(FabricMessageId(k), "1700000020000000000.3.1.4");
   EXPECT_EQ(ParseFabricSubject(FabricSubject(k)), k);
+  const FabricKey whole{20, 0};
+  EXPECT_EQ(FabricSubject(whole), "fabric.20.0.0.1");
+  EXPECT_EQ(ParseFabricSubject(FabricSubject(whole)), whole);
 }
 
 TEST(FabricStream, OtherSubjectsAreNotKeys) {
-  for (const char* s : {"fabric.", "fabric.12", "fabric.12.", "fabric.x.1", "fabric.12.-1",
-                        "fabric.12.1.2", "records.12.1", "fabric.+12.1"}) {
+  for (const char* s : {"fabric.", "fabric.12", "fabric.12.", "fabric.x.1.0.1", "fabric.12.-1.0.1",
+                        "fabric.12.1", "fabric.12.1.2", "fabric.12.1.2.2", "fabric.12.1.0.0",
+                        "fabric.12.1.0.1.5", "records.12.1.0.1", "fabric.+12.1.0.1",
+                        "fabric.12.1.0.1."}) {
     EXPECT_FALSE(ParseFabricSubject(s).has_value()) << s;
   }
 }

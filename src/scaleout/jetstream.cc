@@ -42,6 +42,8 @@ std::span<const uint8_t> DeliveredMessage::data() const {
           static_cast<size_t>(natsMsg_GetDataLength(msg_))};
 }
 
+int64_t JetStream::MaxPayload() const { return natsConnection_GetMaxPayload(nc_); }
+
 std::string DeliveredMessage::subject() const {
   const char* s = natsMsg_GetSubject(msg_);
   return s == nullptr ? std::string() : std::string(s);

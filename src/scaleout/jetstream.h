@@ -112,6 +112,8 @@ class JetStream {
   StatusOr<std::unique_ptr<PullConsumer>> ReadFrom(const std::string& stream,
                                                    const std::string& subject,
                                                    uint64_t start_sequence);
+  // The largest message the server takes (its max_payload), bytes.
+  int64_t MaxPayload() const;
   // The stream's last sequence (0 when empty): how far a reader is behind.
   StatusOr<uint64_t> LastSequence(const std::string& stream);
   // For the key-value buckets on the same connection (scaleout/key_value.h).

@@ -1,5 +1,6 @@
 #include "service/fabric_publisher.h"
 
+#include <algorithm>
 #include <thread>
 
 #include <fmt/format.h>
@@ -15,33 +16,42 @@ StatusOr<std::unique_ptr<FabricPublisher>> FabricPublisher::Open(
   PRISM_ASSIGN_OR_RETURN(p->js_, scaleout::JetStream::Connect(options.url, std::chrono::seconds(5)));
   PRISM_RETURN_IF_ERROR(
       p->js_->EnsureStream(scaleout::FabricStreamSpec(options.replicas), std::chrono::seconds(30)));
+  p->piece_bytes_ = options.piece_bytes > 0 ? options.piece_bytes
+                                            : std::max<int64_t>(p->js_->MaxPayload() - 4096, 1024);
   return p;
 }
 
 Status FabricPublisher::Publish(int64_t window_end_ns,
                                 const diagnosis::FabricContribution& contribution) {
-  const scaleout::FabricKey key{window_end_ns, options_.shard};
   const std::string bytes = diagnosis::EncodeFabricContribution(contribution);
-  const std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                      bytes.size());
+  const size_t piece = static_cast<size_t>(piece_bytes_);
+  const int parts = static_cast<int>(std::max<size_t>(1, (bytes.size() + piece - 1) / piece));
   const auto give_up = std::chrono::steady_clock::now() + options_.patience;
-  while (true) {
-    auto ack = js_->Publish(scaleout::FabricSubject(key), data, scaleout::FabricMessageId(key));
-    if (ack) {
-      ++published_;
-      bytes_ += bytes.size();
-      if (ack->duplicate) ++duplicates_;
-      return OkStatus();
+  for (int part = 0; part < parts; ++part) {
+    const scaleout::FabricKey key{window_end_ns, options_.shard, part, parts};
+    const size_t from = static_cast<size_t>(part) * piece;
+    const std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(bytes.data()) + from,
+                                        std::min(piece, bytes.size() - from));
+    while (true) {
+      auto ack = js_->Publish(scaleout::FabricSubject(key), data, scaleout::FabricMessageId(key));
+      if (ack) {
+        ++pieces_;
+        if (ack->duplicate) ++duplicates_;
+        break;
+      }
+      ++errors_;
+      if (std::chrono::steady_clock::now() >= give_up) {
+        ++given_up_;
+        return MakeError(ErrorCode::kInternal, "fabric contribution of the window ending {} "
+                         "({} bytes) not published (piece {} of {}): {}", window_end_ns,
+                         bytes.size(), part + 1, parts, ack.error().message);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
-    ++errors_;
-    if (std::chrono::steady_clock::now() >= give_up) {
-      ++given_up_;
-      return MakeError(ErrorCode::kInternal, "fabric contribution of the window ending {} "
-                       "({} bytes) not published: {}", window_end_ns, bytes.size(),
-                       ack.error().message);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
+  ++published_;
+  bytes_ += bytes.size();
+  return OkStatus();
 }
 
 }  // namespace prism::service

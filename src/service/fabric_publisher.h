@@ -1,9 +1,10 @@
 // File: service/fabric_publisher.h
 // A shard analyser's side of the fabric stage (serve --fabric-stage, docs/scale-out.md): each
 // window's fabric contribution, encoded (diagnosis/rules/fabric_contribution_codec.h), published
-// on fabric.<window end>.<shard> of LLMPRISM_FABRIC (scaleout/fabric_stream.h) before the window
-// is committed, so a committed window always has its contribution in the stream. The message id
-// lets the stream drop a second copy (the window analysed again after a restart or a takeover).
+// in pieces no larger than the server takes on fabric.<window end>.<shard>.<k>.<n> of
+// LLMPRISM_FABRIC (scaleout/fabric_stream.h) before the window is committed, so a committed
+// window always has its contribution in the stream. The message ids let the stream drop a second
+// copy (the window analysed again after a restart or a takeover).
 #pragma once
 
 #include <atomic>
@@ -22,6 +23,8 @@ struct FabricPublisherOptions {
   std::string url;  // --nats
   int replicas = 1;  // of the stream, when this analyser creates it
   int shard = 0;
+  // The largest piece, bytes; 0: the server's max_payload less 4 KiB (room for the headers).
+  int64_t piece_bytes = 0;
   // Attempts are repeated every 250 ms for this long before the contribution is given up
   // (counted, logged: the fabric stage then judges the window without this shard).
   std::chrono::milliseconds patience{30'000};
@@ -37,6 +40,7 @@ class FabricPublisher {
 
   int shard() const { return options_.shard; }
   uint64_t published() const { return published_; }
+  uint64_t pieces() const { return pieces_; }  // messages: a contribution is one or more
   uint64_t duplicates() const { return duplicates_; }  // the stream had it already
   uint64_t bytes() const { return bytes_; }
   uint64_t errors() const { return errors_; }  // failed attempts, retried
@@ -46,7 +50,9 @@ class FabricPublisher {
   explicit FabricPublisher(const FabricPublisherOptions& options) : options_(options) {}
   FabricPublisherOptions options_;
   std::unique_ptr<scaleout::JetStream> js_;
-  std::atomic<uint64_t> published_{0}, duplicates_{0}, bytes_{0}, errors_{0}, given_up_{0};
+  int64_t piece_bytes_ = 0;
+  std::atomic<uint64_t> published_{0}, pieces_{0}, duplicates_{0}, bytes_{0}, errors_{0},
+      given_up_{0};
 };
 
 }  // namespace prism::service

@@ -58,6 +58,11 @@ class FabricWindows {
   // Where a restarted stage reads the stream again: the first sequence of a contribution of a
   // window not judged yet; `next_sequence` when none is waiting.
   uint64_t ResumeSequence(uint64_t next_sequence) const;
+  // This shard's contribution of the window is waiting already.
+  bool Has(int64_t window_end_ns, int shard) const {
+    auto it = windows_.find(window_end_ns);
+    return it != windows_.end() && it->second.parts.count(shard) != 0;
+  }
   int64_t judged_up_to_ns() const { return judged_up_to_ns_; }
   size_t pending_windows() const { return windows_.size(); }
 

@@ -99,16 +99,39 @@ Status FabricStageReader::Poll(std::chrono::milliseconds wait, const OnJudged& j
     next_sequence_ = seq + 1;
     const std::string subject = m.subject();
     const auto key = scaleout::ParseFabricSubject(subject);
-    auto contribution = diagnosis::DecodeFabricContribution(m.data());
-    if (!key || !contribution) {
+    if (!key) {
       ++counters_.bad;
-      fmt::print(stderr, "llmprism serve: fabric: skipped message {} on {}: {}\n", seq, subject,
-                 !key ? std::string("not a fabric.<window end>.<shard> subject")
-                      : contribution.error().message);
+      fmt::print(stderr, "llmprism serve: fabric: skipped message {} on {}: not a "
+                 "fabric.<window end>.<shard>.<piece>.<pieces> subject\n", seq, subject);
       continue;
     }
-    const size_t bytes = m.data().size();
-    switch (windows_.Add(key->window_end_ns, key->shard, std::move(*contribution), seq, now)) {
+    ++counters_.pieces;
+    if (key->window_end_ns <= windows_.judged_up_to_ns()) {
+      ++counters_.already_judged;
+      continue;
+    }
+    if (windows_.Has(key->window_end_ns, key->shard)) {
+      ++counters_.duplicates;
+      continue;
+    }
+    FabricPieces::Whole whole;
+    switch (pieces_.Add(*key, m.data(), seq, &whole)) {
+      case FabricPieces::AddResult::kPartial: continue;
+      case FabricPieces::AddResult::kDuplicate: ++counters_.duplicates; continue;
+      case FabricPieces::AddResult::kWhole: break;
+    }
+    auto contribution = diagnosis::DecodeFabricContribution(
+        {reinterpret_cast<const uint8_t*>(whole.bytes.data()), whole.bytes.size()});
+    if (!contribution) {
+      ++counters_.bad;
+      fmt::print(stderr, "llmprism serve: fabric: skipped the contribution of shard {} for the "
+                 "window ending {} (up to message {}): {}\n", key->shard, key->window_end_ns,
+                 seq, contribution.error().message);
+      continue;
+    }
+    const size_t bytes = whole.bytes.size();
+    switch (windows_.Add(key->window_end_ns, key->shard, std::move(*contribution),
+                         whole.first_sequence, now)) {
       case FabricWindows::AddResult::kAdded:
         ++counters_.received;
         counters_.bytes += bytes;
@@ -129,7 +152,9 @@ Status FabricStageReader::Poll(std::chrono::milliseconds wait, const OnJudged& j
     StreamPosition position;
     position.stream = scaleout::kFabricStream;
     position.subject = scaleout::kFabricSubjects;
-    position.resume_sequence = windows_.ResumeSequence(next_sequence_);
+    pieces_.DropUpTo(windows_.judged_up_to_ns());
+    position.resume_sequence =
+        std::min(windows_.ResumeSequence(next_sequence_), pieces_.ResumeSequence(next_sequence_));
     position.committed_end_ns = v.end_ns;
     judged(v, position);
   }

@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "diagnosis/diagnose.h"
 #include "scaleout/jetstream.h"
+#include "service/fabric_pieces.h"
 #include "service/fabric_stage.h"
 #include "service/store.h"
 #include "service/tracker.h"
@@ -52,6 +53,7 @@ class FabricStageReader {
 
   struct Counters {
     uint64_t received = 0, bytes = 0;  // contributions taken
+    uint64_t pieces = 0;               // messages taken (a contribution is one or more)
     uint64_t bad = 0;                  // messages that are no contribution (skipped, logged)
     uint64_t duplicates = 0;           // a shard's window a second time (the first kept)
     uint64_t already_judged = 0;       // for a window judged already (read again, or too late)
@@ -66,6 +68,7 @@ class FabricStageReader {
                     int64_t judged_up_to_ns, bool resumed);
   FabricVerdict Judge(FabricWindows::Ready ready);
   FabricStageReaderOptions options_;
+  FabricPieces pieces_;  // of contributions not whole yet
   FabricWindows windows_;
   std::unique_ptr<scaleout::JetStream> js_;
   std::unique_ptr<scaleout::PullConsumer> consumer_;

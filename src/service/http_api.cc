@@ -139,6 +139,7 @@ json IngestJson(const ApiContext& ctx) {
     }
     if (p.fabric_publishing) {
       stream["fabric"] = json{{"published", p.fabric_published.load()},
+                              {"published_pieces", p.fabric_published_pieces.load()},
                               {"published_bytes", p.fabric_published_bytes.load()},
                               {"publish_errors", p.fabric_publish_errors.load()},
                               {"given_up", p.fabric_publish_given_up.load()}};

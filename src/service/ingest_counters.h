@@ -121,8 +121,8 @@ struct PipelineCounters {
 
   // The fabric stage (docs/scale-out.md): an analyser's contributions published (--fabric-stage),
   // and the fabric role's contributions read and windows judged.
-  std::atomic<uint64_t> fabric_published{0}, fabric_published_bytes{0}, fabric_publish_errors{0},
-      fabric_publish_given_up{0};
+  std::atomic<uint64_t> fabric_published{0}, fabric_published_pieces{0},
+      fabric_published_bytes{0}, fabric_publish_errors{0}, fabric_publish_given_up{0};
   std::atomic<uint64_t> fabric_received{0}, fabric_received_bytes{0}, fabric_bad{0},
       fabric_duplicates{0}, fabric_already_judged{0}, fabric_windows_judged{0},
       fabric_windows_incomplete{0}, fabric_pending_windows{0};

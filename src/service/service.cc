@@ -834,6 +834,7 @@ struct Service::Impl {
     if (!c) return;
     Status st = fabric_publisher->Publish(end_ns, *c);
     pipeline.fabric_published = fabric_publisher->published();
+    pipeline.fabric_published_pieces = fabric_publisher->pieces();
     pipeline.fabric_published_bytes = fabric_publisher->bytes();
     pipeline.fabric_publish_errors = fabric_publisher->errors();
     pipeline.fabric_publish_given_up = fabric_publisher->given_up();
@@ -1165,6 +1166,7 @@ Status Service::Impl::OpenStreamRole() {
       fo.url = so.url;
       fo.replicas = so.replicas;
       fo.shard = so.fabric_shard;
+      fo.piece_bytes = so.fabric_piece_bytes;
       PRISM_ASSIGN_OR_RETURN(s.fabric_publisher, FabricPublisher::Open(fo));
       s.pipeline.fabric_publishing = true;
       fmt::print(stderr, "llmprism serve: analyser: publishing each window's fabric contribution "

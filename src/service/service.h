@@ -70,6 +70,7 @@ struct StreamRoleOptions {
   // shard `fabric_shard` and keeps its own switch and link findings out of its findings.
   bool fabric_stage = false;
   int fabric_shard = -1;
+  int64_t fabric_piece_bytes = 0;  // largest message of a contribution; 0: the server's limit
   // fabric: the shards whose contributions make a window whole, and how long a window waits
   // for missing ones after its first came.
   int fabric_shards = 0;

@@ -90,6 +90,13 @@ def main():
             f"{fs['contributions_received']} contributions ({fs['contribution_bytes']} bytes), "
             f"none incomplete ({fs['windows_judged_incomplete']}), none bad, none pending")
     c.check(not fabric["jobs"], "the fabric stage tracks no jobs of its own")
+    published = [s["ingest"]["stream"]["fabric"] for s in shards]
+    c.check(published[0]["published_pieces"] == published[0]["published"] and
+            published[1]["published_pieces"] > published[1]["published"] and
+            sum(p["published"] for p in published) == fs["contributions_received"],
+            f"contributions published whole by shard 0 ({published[0]['published']}) and in "
+            f"pieces by shard 1 ({published[1]['published']} in {published[1]['published_pieces']}"
+            f" messages), each taken once")
     sys.exit(1 if c.fails else 0)
 
 
