@@ -114,22 +114,39 @@ void BM_FabricStageWindow(benchmark::State& state) {
 }
 BENCHMARK(BM_FabricStageWindow)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The `faults` scenario (seed 1: 2,880 GPUs, one minute) as one window on one shard: the
-// contribution's size at the paper cluster's rate, and its build and encoding.
-void BM_FabricContributionFaults(benchmark::State& state) {
-  const sim::SimConfig config = *sim::MakeScenario("faults", 1);
-  sim::Cluster cluster(config.fabric);
-  flow::FlowTable t;
+// The `faults` scenario (seed 1: 2,880 GPUs, one minute) as one window on one shard, analysed once.
+struct FaultsWindow {
+  flow::FlowTable table;
   PointTable points;
-  const auto truth = sim::Simulate(config, cluster, &t, &points);
-  t.SortByStart();
-  const Topology topo = cluster.MakeTopology();
-  const auto ctx = analysis::BuildEndpointContext(t.endpoints(), &topo);
-  const auto results = analysis::Analyze(t, ctx, truth->end_ns, {}, nullptr);
+  Topology topology;
+  analysis::EndpointContext ctx;
+  analysis::AnalysisResults results;
+};
+
+const FaultsWindow& Faults() {
+  static const FaultsWindow* out = [] {
+    auto* w = new FaultsWindow;
+    const sim::SimConfig config = *sim::MakeScenario("faults", 1);
+    sim::Cluster cluster(config.fabric);
+    const auto truth = sim::Simulate(config, cluster, &w->table, &w->points);
+    w->table.SortByStart();
+    w->topology = cluster.MakeTopology();
+    w->ctx = analysis::BuildEndpointContext(w->table.endpoints(), &w->topology);
+    w->results = analysis::Analyze(w->table, w->ctx, truth->end_ns, {}, nullptr);
+    return w;
+  }();
+  return *out;
+}
+
+// The contribution's size at the paper cluster's rate, and its build and encoding (an analyser's
+// part per window).
+void BM_FabricContributionFaults(benchmark::State& state) {
+  const FaultsWindow& w = Faults();
+  const flow::FlowTable& t = w.table;
   const diagnosis::DiagnosisOptions o;
   size_t bytes = 0, records = 0, spine = 0;
   for (auto _ : state) {
-    const auto c = diagnosis::BuildFabricContribution({t, points, ctx, results, o});
+    const auto c = diagnosis::BuildFabricContribution({t, w.points, w.ctx, w.results, o});
     bytes = diagnosis::EncodeFabricContribution(c).size();
     records = c.records();
     spine = SpineRecords(c);
@@ -142,6 +159,27 @@ void BM_FabricContributionFaults(benchmark::State& state) {
   state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(t.size()));
 }
 BENCHMARK(BM_FabricContributionFaults)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+// The fabric role's part of that window (serve --role fabric): decode, merge (one part) and judge.
+void BM_FabricStageFaults(benchmark::State& state) {
+  const FaultsWindow& w = Faults();
+  const diagnosis::DiagnosisOptions o;
+  const std::string bytes = diagnosis::EncodeFabricContribution(
+      diagnosis::BuildFabricContribution({w.table, w.points, w.ctx, w.results, o}));
+  size_t findings = 0, records = 0;
+  for (auto _ : state) {
+    std::vector<diagnosis::FabricContribution> parts;
+    parts.push_back(*diagnosis::DecodeFabricContribution(
+        {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
+    const auto merged = diagnosis::MergeFabricContributions(parts);
+    records = merged.records();
+    findings = diagnosis::EvaluateFabric(merged, o).findings.size();
+  }
+  state.counters["contribution_records"] = double(records);
+  state.counters["findings"] = double(findings);
+  state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(records));
+}
+BENCHMARK(BM_FabricStageFaults)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 }  // namespace
 }  // namespace prism::bench
