@@ -56,6 +56,20 @@ expect_usage_error "--take-shards.*drop --nats-subject" serve "${nats[@]}" --tak
   --nats-subject 'records.shard.0.>'
 expect_usage_error "--take-shards" serve "${nats[@]}" --take-shards 0
 expect_usage_error "--lease-ttl" serve "${nats[@]}" --take-shards 2 --lease-ttl 0.1
+expect_usage_error "--fabric-stage needs the analyser of one shard" serve "${nats[@]}" --fabric-stage
+expect_usage_error "--fabric-stage needs the analyser of one shard" serve "${nats[@]}" \
+  --fabric-stage --take-shards 2
+expect_usage_error "--fabric-stage is for --role analyser" serve "${udp[@]}" --fabric-stage
+expect_usage_error "--fabric-piece-kb is for --fabric-stage" serve "${nats[@]}" \
+  --nats-subject 'records.shard.0.>' --fabric-piece-kb 100
+expect_usage_error "--shards and --fabric-wait are for --role fabric" serve "${udp[@]}" --shards 2
+fabric=(--role fabric --nats nats://127.0.0.1:9 --db "$work/f.sqlite")
+expect_usage_error "--role fabric needs --shards" serve "${fabric[@]}"
+expect_usage_error "--shards" serve "${fabric[@]}" --shards 0
+expect_usage_error "--role fabric reads the shards' fabric contributions only" serve "${fabric[@]}" \
+  --shards 2 "${udp[@]}"
+expect_usage_error "--role fabric reads fabric" serve "${fabric[@]}" --shards 2 \
+  --nats-subject 'records.>'
 
 # replay
 expect_usage_error "--to 127.0.0.1:abc.*port" replay "$work/one.csv" --to 127.0.0.1:abc
