@@ -510,6 +510,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   const uint64_t total_records = all.size();
   timer.Lap("read", total_records);
   all.SortByStart(threads);
+  prism::pipeline::KeepBlocksForTheAnalysis(total_records);
   timer.Lap("sort", total_records);
 
   WindowRun run;

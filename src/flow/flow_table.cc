@@ -53,13 +53,20 @@ void FlowTable::AppendTable(FlowTable&& later, std::span<const PointId> point_of
   }
   min_start_ns_ = std::min(min_start_ns_, later.min_start_ns_);
   max_end_ns_ = std::max(max_end_ns_, later.max_end_ns_);
-  auto move_column = [](auto* to, auto* from) {
-    to->insert(to->end(), from->begin(), from->end());
-    std::remove_reference_t<decltype(*from)>().swap(*from);
+  // Each column of `later` goes back to the system as soon as it has moved, not kept
+  // (core/big_blocks.h): this table's columns were reserved whole, and kept here they would sit
+  // beside the sort's larger buffers, which they cannot serve.
+  auto free_column = [](auto* column) {
+    std::remove_reference_t<decltype(*column)>().swap(*column);
+    ReleaseBigBlocks();
   };
-  auto map_column = [](auto* to, auto* from, auto map) {
+  auto move_column = [&](auto* to, auto* from) {
+    to->insert(to->end(), from->begin(), from->end());
+    free_column(from);
+  };
+  auto map_column = [&](auto* to, auto* from, auto map) {
     for (auto v : *from) to->push_back(map(v));
-    std::remove_reference_t<decltype(*from)>().swap(*from);
+    free_column(from);
   };
   auto endpoint = [&](EndpointId e) { return endpoint_of[e]; };
   // The columns are appended in two groups of about equal bytes: with `threads` > 1 one group on
@@ -102,12 +109,13 @@ namespace {
 
 // Gathers each column into `order`. The columns share one buffer: the storage a column leaves
 // receives the next one, so only the first costs fresh pages (page faults were a large part of
-// the sort's time), none when `buffer` comes with pages already touched. Each gather misses the
+// the sort's time), none when `buffer` comes with pages already touched or is a kept block
+// (core/big_blocks.h: the radix scratch, an earlier gather's column). Each gather misses the
 // cache (and at 100,000 GPUs the TLB): the row kPrefetchAhead ahead is asked for early.
 template <typename T>
-void Permute(std::initializer_list<std::vector<T>*> columns, const std::vector<RowId>& rows,
-             std::vector<T> buffer = {}) {
-  for (std::vector<T>* column : columns) {
+void Permute(std::initializer_list<BigVector<T>*> columns, const BigVector<RowId>& rows,
+             BigVector<T> buffer = {}) {
+  for (BigVector<T>* column : columns) {
     buffer.resize(column->size());
     const size_t n = rows.size(), ahead = n > kPrefetchAhead ? n - kPrefetchAhead : 0;
     for (size_t i = 0; i < ahead; ++i) {
@@ -140,7 +148,7 @@ void FlowTable::SortByStart(int threads) {
   const int64_t lo = *lo_it;
   const int row_bits = std::max(1, BitWidth(n - 1));
   const int start_bits = BitWidth(static_cast<uint64_t>(*hi_it - lo));
-  std::vector<uint64_t> order(n);
+  BigVector<uint64_t> order(n);
   uint64_t row_mask = (uint64_t{1} << row_bits) - 1;
   if (row_bits + start_bits <= 64) {
     for (size_t r = 0; r < n; ++r)
@@ -154,8 +162,9 @@ void FlowTable::SortByStart(int threads) {
   }
   // Only the row numbers are needed now: 4 bytes per row instead of the 8 of the keys while the
   // columns are moved (each move holds a second copy of one column: the sort's memory peak); the
-  // keys' storage is the first move's buffer (one thread) or freed (two).
-  std::vector<RowId> rows(n);
+  // keys' storage is the first move's buffer (one thread) or given back before the threads start
+  // (two: kept, core/big_blocks.h, it becomes one of their gather buffers).
+  BigVector<RowId> rows(n);
   for (size_t i = 0; i < n; ++i) rows[i] = static_cast<RowId>(order[i] & row_mask);
   // The gathers miss the cache on nearly every row and the columns are independent: with two
   // threads each takes about half of the misses (one more buffer in flight meanwhile). The
@@ -168,7 +177,7 @@ void FlowTable::SortByStart(int threads) {
     Permute({&bytes_}, rows);
   };
   if (threads > 1 && n >= (size_t{1} << 16)) {
-    std::vector<uint64_t>().swap(order);
+    BigVector<uint64_t>().swap(order);
     std::thread helper(second_half);
     first_half();
     helper.join();
@@ -292,11 +301,11 @@ void FlowTable::KeepRows(size_t lo, size_t hi) {
 }
 
 void FlowTable::ReleaseTransferColumns() {
-  std::vector<uint32_t>().swap(qp_);
+  BigVector<uint32_t>().swap(qp_);
   // Unsampled input (nearly always) frees its 4 bytes per record; sampled input keeps them for
   // EstimatedBytes.
   if (std::all_of(sampling_rate_.begin(), sampling_rate_.end(), [](uint32_t n) { return n <= 1; })) {
-    std::vector<uint32_t>().swap(sampling_rate_);
+    BigVector<uint32_t>().swap(sampling_rate_);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "core/big_blocks.h"
 #include "core/flow_record.h"
 #include "core/name_table.h"
 #include "core/record_batch.h"
@@ -87,12 +88,14 @@ class FlowTable : public FlowSink, public BatchSink {
 
   EndpointTable endpoints_;
   EndpointCache endpoint_cache_;  // in front of endpoints_ for appends
-  std::vector<int64_t> start_ns_, end_ns_;
-  std::vector<EndpointId> src_, dst_;
-  std::vector<uint64_t> bytes_;
-  std::vector<uint32_t> qp_;
-  std::vector<PointId> point_;
-  std::vector<uint32_t> sampling_rate_;
+  // Columns in blocks kept from stage to stage (core/big_blocks.h): the sort's gathers move them
+  // through buffers that other stages freed, not through fresh pages.
+  BigVector<int64_t> start_ns_, end_ns_;
+  BigVector<EndpointId> src_, dst_;
+  BigVector<uint64_t> bytes_;
+  BigVector<uint32_t> qp_;
+  BigVector<PointId> point_;
+  BigVector<uint32_t> sampling_rate_;
   int64_t min_start_ns_ = INT64_MAX, max_end_ns_ = INT64_MIN;
 };
 

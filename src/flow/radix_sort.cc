@@ -33,8 +33,8 @@ Digits DigitsFor(int bits) {
 
 // One thread: the counts of every pass in one read of the keys (a digit's count does not depend
 // on the keys' order).
-void SortOnOneThread(std::vector<uint64_t>* keys, int low_bit, const Digits& d) {
-  std::vector<uint64_t> scratch(keys->size());
+void SortOnOneThread(BigVector<uint64_t>* keys, int low_bit, const Digits& d) {
+  BigVector<uint64_t> scratch(keys->size());
   std::vector<size_t> count(size_t(d.passes) * d.count());
   for (uint64_t k : *keys)
     for (int p = 0; p < d.passes; ++p)
@@ -51,9 +51,9 @@ void SortOnOneThread(std::vector<uint64_t>* keys, int low_bit, const Digits& d) 
 
 // Several threads: per pass, each run of keys is counted, then scattered from where its digit's
 // keys of the earlier runs end.
-void SortOnRuns(std::vector<uint64_t>* keys, int low_bit, const Digits& d, size_t runs) {
+void SortOnRuns(BigVector<uint64_t>* keys, int low_bit, const Digits& d, size_t runs) {
   const size_t n = keys->size();
-  std::vector<uint64_t> scratch(n);
+  BigVector<uint64_t> scratch(n);
   std::vector<size_t> count(runs * d.count());
   auto begin = [&](size_t t) { return n * t / runs; };
   for (int p = 0; p < d.passes; ++p) {
@@ -78,7 +78,7 @@ void SortOnRuns(std::vector<uint64_t>* keys, int low_bit, const Digits& d, size_
 
 }  // namespace
 
-void RadixSortByBits(std::vector<uint64_t>* keys, int low_bit, int bits, int threads) {
+void RadixSortByBits(BigVector<uint64_t>* keys, int low_bit, int bits, int threads) {
   const Digits d = DigitsFor(bits);
   const size_t runs =
       std::clamp<size_t>(keys->size() / kMinKeysPerThread, 1, size_t(std::max(1, threads)));

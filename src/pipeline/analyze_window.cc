@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "analysis/endpoint_context.h"
+#include "core/big_blocks.h"
 #include "pipeline/network_rule_beside.h"
 
 namespace prism::pipeline {
@@ -27,14 +28,21 @@ uint64_t CountNonGpuRecords(const flow::FlowTable& w, const analysis::EndpointCo
 
 void PrepareWindowTable(flow::FlowTable* table, int threads) {
   table->SortByStart(threads);
+  KeepBlocksForTheAnalysis(table->size());
   table->KeepRows(0, table->size());
+}
+
+void KeepBlocksForTheAnalysis(size_t records) {
+  KeepBigBlocksFor({sizeof(uint32_t) * records, sizeof(uint32_t) * records});
 }
 
 // glibc keeps freed heap pages resident, and diagnosis's allocations, made in other sizes, reuse
 // only part of what the analysis freed (its transfers, and with threads the workers' lists):
 // without this the peak RSS of diagnosis counted ~50 MB (1 thread) to ~130 MB (2 threads) of freed
 // memory at paper scale. A few ms: malloc_trim walks the free lists and madvises whole free pages.
+// The kept big blocks (core/big_blocks.h) go back too: diagnosis's memory is its own.
 void ReturnFreedMemory() {
+  ReleaseBigBlocks();
 #if defined(__GLIBC__)
   malloc_trim(0);
 #endif
@@ -49,6 +57,7 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
   };
   WindowSummary out;
   out.records = table.size();
+  KeepBlocksForTheAnalysis(table.size());  // a window copied from a larger table sorted itself
   analysis::EndpointContext ctx = analysis::BuildEndpointContext(table.endpoints(), in.topology);
   out.non_gpu_records = CountNonGpuRecords(table, ctx);
   if (input_stats != nullptr) input_stats->Add(Stat::records_non_gpu, out.non_gpu_records);
@@ -61,7 +70,12 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
   // analysis's later stages (network_rule_beside.h); on one thread it runs in Diagnose, after them.
   NetworkRuleBeside network(table, *in.points, ctx, diagnosis_options);
   analysis::AnalysisOptions analysis_options = options.analysis;
-  analysis_options.on_transfers_built = [&table] { table.ReleaseTransferColumns(); };
+  // The columns transfers alone read are let go for good (not kept: nothing of the size is
+  // asked for again before diagnosis, and classification and the timelines grow meanwhile).
+  analysis_options.on_transfers_built = [&table] {
+    table.ReleaseTransferColumns();
+    ReleaseBigBlocks();
+  };
   if (analysis_options.threads > 1)
     analysis_options.on_labels_final = [&network](const analysis::AnalysisResults& labelled) {
       network.Start(labelled);
@@ -110,6 +124,7 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
   // copies the timelines, which would otherwise peak above diagnosis.
   EndpointTable endpoints = std::move(table.endpoints());
   table = flow::FlowTable();
+  ReleaseBigBlocks();
   window.endpoints = &endpoints;
   window.context = &ctx;
   window.results = &results;

@@ -44,6 +44,13 @@ struct WindowOptions {
 // way — so the same records give the same table, whichever path they came by.
 void PrepareWindowTable(flow::FlowTable* table, int threads);
 
+// After a sort of `records` rows: of the buffers the sort left kept (core/big_blocks.h), only the
+// two that job recognition and transfers will take stay (4 bytes per record each, live together:
+// each row's pair key, then its pair; then the rows listed per pair). The rest is unmapped, so it
+// does not sit beside the stages in between. PrepareWindowTable and AnalyzeWindow call it; a
+// caller that sorts a table of its own before cutting it calls it after that sort.
+void KeepBlocksForTheAnalysis(size_t records);
+
 // What a window leaves beside its part of the report.
 struct WindowSummary {
   uint64_t records = 0;

@@ -1,12 +1,12 @@
 #include "analysis/classify/transfers.h"
 
 #include <algorithm>
-#include <memory>
 #include <utility>
 
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/pair_key_map.h"
 #include "analysis/parallel_for.h"
+#include "core/big_blocks.h"
 #include "core/prefetch.h"
 
 namespace prism::analysis {
@@ -41,7 +41,7 @@ namespace {
 struct PairNumbering {
   PairKeyMap index;
   std::vector<GpuPair> pairs;
-  std::vector<uint32_t> pair_of_row;
+  BigVector<uint32_t> pair_of_row;
 };
 
 // The rows cut into one run per thread (`cut`: runs + 1 bounds). Each run numbers its pairs in
@@ -106,7 +106,7 @@ void FeedPerPair(const flow::FlowTable& flows, const std::vector<size_t>& cut,
                  std::vector<TransferBuilder>* builders) {
   const auto src = flows.src();
   const size_t runs = cut.size() - 1, num_pairs = numbering->pairs.size();
-  std::vector<uint32_t>& pair_of_row = numbering->pair_of_row;
+  BigVector<uint32_t>& pair_of_row = numbering->pair_of_row;
   std::vector<std::vector<size_t>> fill(runs, std::vector<size_t>(num_pairs, 0));
   ParallelFor(runs, threads, [&](size_t k) {
     for (size_t r = cut[k]; r < cut[k + 1]; ++r)
@@ -118,14 +118,18 @@ void FeedPerPair(const flow::FlowTable& flows, const std::vector<size_t>& cut,
     for (size_t k = 0; k < runs; ++k) at += std::exchange(fill[k][p], at);
     first[p + 1] = at;
   }
-  // Not zeroed first: every slot is written below (a pass over 4 bytes per row saved).
-  const std::unique_ptr<flow::RowId[]> rows(new flow::RowId[first.back()]);
+  // Not zeroed first: every slot is written below (a pass over 4 bytes per row saved). A kept
+  // block: the pages pair_of_row's or the sort's buffers left.
+  const BigArray<flow::RowId> rows(first.back());
   ParallelFor(runs, threads, [&](size_t k) {
     for (flow::RowId r = flow::RowId(cut[k]); r < cut[k + 1]; ++r)
       if (pair_of_row[r] != PairKeyMap::kNone) rows[fill[k][pair_of_row[r]]++] = r;
   });
   std::vector<std::vector<size_t>>().swap(fill);
-  std::vector<uint32_t>().swap(pair_of_row);
+  BigVector<uint32_t>().swap(pair_of_row);
+  // The transfers now grow on the heap, in blocks of their own: what is kept of the earlier
+  // stages' buffers would sit beside them at this stage's peak.
+  ReleaseBigBlocks();
   const size_t last_row = first.back() == 0 ? 0 : first.back() - 1;
   ParallelFor(num_pairs, threads, [&](size_t p) {
     TransferBuilder& b = (*builders)[p];
@@ -183,7 +187,7 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
     if (row_pairs == nullptr)
       return NumberPairs(flows, job_of, NumberRowPairs(src, dst, threads), cut, threads);
     PairNumbering n = NumberPairs(flows, job_of, *row_pairs, cut, threads);
-    std::vector<uint32_t>().swap(row_pairs->key_of_row);  // not live while the transfers grow
+    BigVector<uint32_t>().swap(row_pairs->key_of_row);  // not live while the transfers grow
     return n;
   }();
   const std::vector<GpuPair>& pairs = numbering.pairs;
@@ -195,7 +199,8 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
   // then random builder updates miss the cache on every record, so rows are first listed per
   // pair (FeedPerPair). Either way each pair sees its rows in time order: the same transfers.
   if (pairs.size() <= options.single_pass_max_pairs) {
-    std::vector<uint32_t>().swap(numbering.pair_of_row);
+    BigVector<uint32_t>().swap(numbering.pair_of_row);
+    ReleaseBigBlocks();  // as FeedPerPair does before the transfers grow
     for (flow::RowId r = 0; r < flows.size(); ++r) {
       const int j = job_of[src[r]];
       if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) continue;

@@ -13,6 +13,7 @@
 
 #include "analysis/analysis_results.h"
 #include "analysis/endpoint_context.h"
+#include "core/big_blocks.h"
 
 namespace prism::analysis {
 
@@ -36,7 +37,7 @@ JobRecognition RecognizeJobs(std::span<const uint64_t> pair_keys, const Endpoint
 // The distinct unordered endpoint pairs of a table's src/dst columns, and each row's among them.
 struct RowPairs {
   std::vector<uint64_t> keys;          // PairKey of each distinct pair, sorted
-  std::vector<uint32_t> key_of_row;    // per row, the index of its pair in `keys`
+  BigVector<uint32_t> key_of_row;      // per row, the index of its pair in `keys` (a kept block)
 };
 
 // Runs of rows on `threads` threads; the same result for any. The transfers stage numbers the
