@@ -2,6 +2,7 @@
 
 #include "analysis/analysis_results.h"
 #include "analysis/endpoint_context.h"
+#include "core/big_blocks.h"
 #include "flow/flow_table.h"
 
 namespace prism::diagnosis {
@@ -65,13 +66,20 @@ void FillNames(const FabricContribution& c, FabricTables* t) {
 }  // namespace
 
 NetworkFindings EvaluateFabric(const FabricContribution& c, const DiagnosisOptions& options) {
-  FabricTables t;
-  FillRecords(c, &t);
-  FillNames(c, &t);
-  const RuleContext rc{t.flows, t.points, t.ctx, t.results, options};
-  NetworkFindings out = JudgeFabric(rc, c.first_start_ns, c.last_start_ns);
-  for (Finding& f : out.findings)
-    for (EndpointId& gpu : f.gpus) gpu = t.index_of[gpu];
+  NetworkFindings out;
+  {
+    FabricTables t;
+    FillRecords(c, &t);
+    FillNames(c, &t);
+    const RuleContext rc{t.flows, t.points, t.ctx, t.results, options};
+    out = JudgeFabric(rc, c.first_start_ns, c.last_start_ns);
+    for (Finding& f : out.findings)
+      for (EndpointId& gpu : f.gpus) gpu = t.index_of[gpu];
+  }
+  // The table's columns are big blocks (core/big_blocks.h), kept when freed: the fabric role
+  // judges a window now and then, so they go back to the system instead of staying resident
+  // until the next.
+  ReleaseBigBlocks();
   return out;
 }
 
