@@ -58,16 +58,10 @@ echo "ok   replayed onto lo: $(cat "$work/replay.json")"
 sleep 2.5  # the last flows idle out (1 s timeout, checked every second)
 kill -TERM "$sf_pid"; wait "$sf_pid" || true
 
-# Bounded wait until serve has analysed the tail (idle flush) and nothing changes for 3 s.
-last="" same=0
-for _ in $(seq 60); do
-  n=$(api /api/v1/health | $py -c 'import json,sys; h=json.load(sys.stdin); print(h["windows_analysed"], h["findings"])')
-  if [ "$n" = "$last" ] && [ "${n%% *}" -gt 0 ]; then same=$((same + 1)); else same=0; fi
-  [ $same -ge 6 ] && break
-  last=$n
-  sleep 0.5
-done
-[ $same -ge 6 ] || { echo "FAIL serve did not settle ($n)"; exit 1; }
+# Bounded wait until serve has analysed the tail: its idle flush (4 s after the last record) has
+# taken the last window, or, failing that, nothing changed for longer than the idle flush.
+$py "$here/serve_settled.py" "$http" --min-windows 1 --quiet-s 6 --timeout 90 ||
+  { echo "FAIL serve did not settle"; exit 1; }
 
 api /api/v1/jobs >"$work/jobs.json"
 job=$($py -c "import json;j=json.load(open('$work/jobs.json'))['jobs'];print(j[0]['id'] if j else 'none')")
