@@ -14,6 +14,15 @@ cd "$(dirname "$0")/.."
 budget=${1:-60}
 jobs=${2:-1}
 out=${3:-build-fuzz}
+# libFuzzer reads -max_total_time=0 as "no limit": a budget of 0 would fuzz until killed.
+if ! [[ $budget =~ ^[1-9][0-9]*$ ]]; then
+  echo "fuzz: SECONDS_PER_TARGET must be a whole number of seconds >= 1, got '$budget'" >&2
+  exit 2
+fi
+if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
+  echo "fuzz: JOBS must be a whole number >= 1, got '$jobs'" >&2
+  exit 2
+fi
 mkdir -p "$out"
 CXX=${CXX_FUZZ:-clang++}
 # 77: skipped (CTest's SKIP_RETURN_CODE) on a machine without clang; scripts/setup.sh installs it.
