@@ -270,27 +270,24 @@ TEST(Pipeline, NetworkRuleBesideTheAnalysisFindsWhatItFindsAfter) {
 // in its bin, summed in record order: worked out here record by record from the records' routes
 // (RouteElements, as the grid names them) and compared exactly with the grid, which counts them
 // only when a bin closes, from the bin's rows grouped by cell.
-TEST(Pipeline, CellsHoldTheLoadAndJobsOfTheirRecords) {
-  auto run = Analyze(TinyWithDegradedLink());
-  diagnosis::DiagnosisOptions o;
-  const diagnosis::RuleContext rc{run->table, run->points, run->ctx, run->results, o};
-  const auto classes = diagnosis::RecordClasses::Measure(rc);
-  const diagnosis::CellGrid grid = diagnosis::BuildCellGrid(rc, classes);
+void ExpectCellsHoldTheirRecords(const diagnosis::RuleContext& rc,
+                                 const diagnosis::RecordClasses& classes,
+                                 const diagnosis::CellGrid& grid) {
   struct Expected {
     double bytes = 0;
     uint32_t flows = 0;
     std::vector<diagnosis::JobCount> jobs;
   };
   std::map<std::tuple<size_t, int64_t, int>, Expected> expected;
-  const auto& f = run->table;
+  const auto& f = rc.flows;
   for (size_t r = 0; r < f.size(); ++r) {
     const int c = classes.ClassOf(r);
     if (c < 0) continue;
     const int64_t bin = (f.start_ns()[r] - grid.t0) / grid.bin_ns;
     std::vector<long> crossed;
     const EndpointId src = f.src()[r], dst = f.dst()[r];
-    for (const auto& el : diagnosis::RouteElements(rc, f.point()[r], run->ctx.leaf[src],
-                                                   run->ctx.leaf[dst]))
+    for (const auto& el :
+         diagnosis::RouteElements(rc, f.point()[r], rc.ctx.leaf[src], rc.ctx.leaf[dst]))
       crossed.push_back(grid.IndexOf(el.name));
     crossed.push_back(grid.AccessLinkOf(src));
     crossed.push_back(grid.AccessLinkOf(dst));
@@ -315,6 +312,38 @@ TEST(Pipeline, CellsHoldTheLoadAndJobsOfTheirRecords) {
     EXPECT_EQ(grid.JobsOf(*cell), x.jobs);
   }
   EXPECT_GT(grid.cells.size(), 100u);
+}
+
+TEST(Pipeline, CellsHoldTheLoadAndJobsOfTheirRecords) {
+  auto run = Analyze(TinyWithDegradedLink());
+  diagnosis::DiagnosisOptions o;
+  const diagnosis::RuleContext rc{run->table, run->points, run->ctx, run->results, o};
+  const auto classes = diagnosis::RecordClasses::Measure(rc);
+  ExpectCellsHoldTheirRecords(rc, classes, diagnosis::BuildCellGrid(rc, classes));
+}
+
+// Routes are numbered through a flat map of packed (point, leaf, leaf) keys, and through a tree
+// for ids too large to pack. A leaf numbered past the packed range (2^20 - 1), crossed by the
+// first judged record, makes the first route a tree one: every packed route after it must still
+// find its own elements, not the tree route's.
+TEST(Pipeline, CellsHoldTheirRecordsWhenALeafIdIsBeyondThePackedRange) {
+  auto run = Analyze(TinyWithDegradedLink());
+  diagnosis::DiagnosisOptions o;
+  const diagnosis::RuleContext plain{run->table, run->points, run->ctx, run->results, o};
+  const auto classes = diagnosis::RecordClasses::Measure(plain);
+  size_t first = 0;
+  while (first < run->table.size() && classes.ClassOf(first) < 0) ++first;
+  ASSERT_LT(first, run->table.size());
+  analysis::EndpointContext ctx = run->ctx;
+  const int moved = ctx.leaf[run->table.src()[first]];
+  ASSERT_GE(moved, 0);
+  const int far = 1 << 20;  // packed as leaf + 1 in 20 bits: out of range
+  ctx.leaf_names.resize(size_t(far) + 1);
+  ctx.leaf_names[size_t(far)] = ctx.leaf_names[size_t(moved)];
+  for (int& leaf : ctx.leaf)
+    if (leaf == moved) leaf = far;
+  const diagnosis::RuleContext rc{run->table, run->points, ctx, run->results, o};
+  ExpectCellsHoldTheirRecords(rc, classes, diagnosis::BuildCellGrid(rc, classes));
 }
 
 // The bandwidth rule runs its passes over the records on the threads (the record classes beside

@@ -165,11 +165,13 @@ class GridBuilder {
     const int ls = rc_.ctx.leaf[f.src()[r]], ld = rc_.ctx.leaf[f.dst()[r]];
     // Packed as 24 bits of point and 20 of each leaf (+1: -1 = no leaf); a window never sees
     // that many switches, but if it did the tree keeps the answer right.
-    uint32_t i;
+    // The flat map numbers packed keys by themselves; slot_of_packed_ gives each its route's
+    // place among all routes, odd ones included.
     if (point < (1u << 24) && ls + 1 < (1 << 20) && ld + 1 < (1 << 20)) {
-      i = route_index_.FindOrInsert((uint64_t(point) << 40) | (uint64_t(ls + 1) << 20) |
-                                    uint64_t(ld + 1));
-      if (i + 1 < route_first_.size()) return RouteOf(i);
+      const uint32_t i = route_index_.FindOrInsert((uint64_t(point) << 40) |
+                                                   (uint64_t(ls + 1) << 20) | uint64_t(ld + 1));
+      if (i < slot_of_packed_.size()) return RouteOf(slot_of_packed_[i]);
+      slot_of_packed_.push_back(uint32_t(route_first_.size() - 1));
     } else {
       auto [it, inserted] =
           odd_routes_.try_emplace({point, ls, ld}, uint32_t(route_first_.size() - 1));
@@ -291,6 +293,7 @@ class GridBuilder {
   FirstRows* first_rows_;
   uint32_t row_ = 0;  // the row being added
   analysis::PairKeyMap route_index_;
+  std::vector<uint32_t> slot_of_packed_;  // route_index_'s number -> route
   std::map<std::tuple<uint32_t, int, int>, uint32_t> odd_routes_;  // ids beyond the packed range
   std::vector<uint32_t> route_elements_;  // every route's elements, route after route
   std::vector<uint32_t> route_first_ = {0};  // route i is [route_first_[i], route_first_[i + 1])
