@@ -54,4 +54,10 @@ Status FabricPublisher::Publish(int64_t window_end_ns,
   return OkStatus();
 }
 
+Status FabricPublisher::PublishEmpty(int64_t window_end_ns) {
+  PRISM_RETURN_IF_ERROR(Publish(window_end_ns, diagnosis::FabricContribution()));
+  ++published_empty_;
+  return OkStatus();
+}
+
 }  // namespace prism::service

@@ -3,8 +3,9 @@
 // window's fabric contribution, encoded (diagnosis/rules/fabric_contribution_codec.h), published
 // in pieces no larger than the server takes on fabric.<window end>.<shard>.<k>.<n> of
 // LLMPRISM_FABRIC (scaleout/fabric_stream.h) before the window is committed, so a committed
-// window always has its contribution in the stream. The message ids let the stream drop a second
-// copy (the window analysed again after a restart or a takeover).
+// window always has its contribution in the stream, and so do the windows before it that held
+// no record of the shard (an empty contribution each). The message ids let the stream drop a
+// second copy (the window analysed again after a restart or a takeover).
 #pragma once
 
 #include <atomic>
@@ -37,9 +38,17 @@ class FabricPublisher {
   // Publishes the contribution of the window ending at `window_end_ns`, retrying; the error of
   // the last attempt when it could not.
   Status Publish(int64_t window_end_ns, const diagnosis::FabricContribution& contribution);
+  // The empty contribution of a window with no record of this shard (its jobs paused): the
+  // fabric stage then knows the window whole without waiting for this shard. The same subject
+  // and message id as any contribution of the window (one piece), so a second copy is dropped.
+  Status PublishEmpty(int64_t window_end_ns);
+  // Contributions not even tried (counted as given up): the ones after one the stream did not
+  // take in the same run of empty windows, which would each wait the whole patience again.
+  void CountGivenUp(uint64_t n) { given_up_ += n; }
 
   int shard() const { return options_.shard; }
   uint64_t published() const { return published_; }
+  uint64_t published_empty() const { return published_empty_; }  // of published()
   uint64_t pieces() const { return pieces_; }  // messages: a contribution is one or more
   uint64_t duplicates() const { return duplicates_; }  // the stream had it already
   uint64_t bytes() const { return bytes_; }
@@ -51,8 +60,8 @@ class FabricPublisher {
   FabricPublisherOptions options_;
   std::unique_ptr<scaleout::JetStream> js_;
   int64_t piece_bytes_ = 0;
-  std::atomic<uint64_t> published_{0}, pieces_{0}, duplicates_{0}, bytes_{0}, errors_{0},
-      given_up_{0};
+  std::atomic<uint64_t> published_{0}, published_empty_{0}, pieces_{0}, duplicates_{0}, bytes_{0},
+      errors_{0}, given_up_{0};
 };
 
 }  // namespace prism::service

@@ -8,7 +8,9 @@
 // FabricWindows is the gathering, without I/O: contributions come in by (window end, shard);
 // the oldest window is ready once every shard's contribution is in, or once every shard it lacks
 // has sent a later window (an analyser publishes its windows in order: the missing one is not
-// coming), or once it has waited `wait` since its first contribution. Windows are handed out
+// coming), or once it has waited `wait` since its first contribution. A shard with no record of
+// a window (its jobs paused) sends an empty contribution for it, which counts as its part: the
+// window is whole, and only a contribution that never came makes a shard missing. Windows are handed out
 // oldest first, so the findings merge across windows in the order one `serve` merges them.
 #pragma once
 

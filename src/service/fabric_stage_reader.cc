@@ -130,10 +130,12 @@ Status FabricStageReader::Poll(std::chrono::milliseconds wait, const OnJudged& j
       continue;
     }
     const size_t bytes = whole.bytes.size();
+    const bool empty = contribution->empty();
     switch (windows_.Add(key->window_end_ns, key->shard, std::move(*contribution),
                          whole.first_sequence, now)) {
       case FabricWindows::AddResult::kAdded:
         ++counters_.received;
+        counters_.empty += empty ? 1 : 0;
         counters_.bytes += bytes;
         break;
       case FabricWindows::AddResult::kDuplicate: ++counters_.duplicates; break;

@@ -53,6 +53,7 @@ class FabricStageReader {
 
   struct Counters {
     uint64_t received = 0, bytes = 0;  // contributions taken
+    uint64_t empty = 0;                // of received: a shard with no record of the window
     uint64_t pieces = 0;               // messages taken (a contribution is one or more)
     uint64_t bad = 0;                  // messages that are no contribution (skipped, logged)
     uint64_t duplicates = 0;           // a shard's window a second time (the first kept)

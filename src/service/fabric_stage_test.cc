@@ -60,6 +60,38 @@ TEST(FabricWindows, OldestFirstAndAMissingShardWaitsItOut) {
   EXPECT_EQ(w.judged_up_to_ns(), 30);
 }
 
+// A shard whose jobs paused publishes an empty contribution for the windows it had no record
+// of: such a window is whole (no shard missing), judged as soon as the others are in; a shard
+// that sent nothing for a window is still missing from it, however the others' looked.
+TEST(FabricWindows, AnEmptyContributionMakesTheWindowWholeANoneDoesNot) {
+  FabricWindows w({.shards = 3, .wait = std::chrono::seconds(40)}, INT64_MIN);
+  const auto t = Clock::now();
+  ASSERT_TRUE(FabricContribution().empty());
+  ASSERT_FALSE(Records(4).empty());
+  FabricContribution skipped_all;  // records, none the rule reads: not empty
+  skipped_all.first_start_ns = 1;
+  skipped_all.last_start_ns = 2;
+  ASSERT_FALSE(skipped_all.empty());
+  w.Add(20, 0, Records(1), 1, t);
+  w.Add(20, 1, FabricContribution(), 2, t);
+  EXPECT_FALSE(w.TakeReady(t).has_value());  // shard 2 not in yet
+  w.Add(20, 2, skipped_all, 3, t);
+  auto r = w.TakeReady(t);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->missing.empty());
+  ASSERT_EQ(r->parts.size(), 3u);
+  EXPECT_TRUE(r->parts[1].empty());
+  EXPECT_EQ(diagnosis::MergeFabricContributions(r->parts).first_start_ns, 1);
+  // 25: shard 1 empty, shard 2 nothing and then its 30: 25 goes without shard 2 only.
+  w.Add(25, 0, Records(6), 4, t);
+  w.Add(25, 1, FabricContribution(), 5, t);
+  w.Add(30, 2, Records(8), 6, t);
+  r = w.TakeReady(t);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->window_end_ns, 25);
+  EXPECT_EQ(r->missing, std::vector<int>{2});
+}
+
 TEST(FabricWindows, WindowsJudgedBeforeARestartAreNotJudgedAgain) {
   FabricWindows w({.shards = 1}, 25);
   const auto t = Clock::now();

@@ -139,6 +139,8 @@ json IngestJson(const ApiContext& ctx) {
     }
     if (p.fabric_publishing) {
       stream["fabric"] = json{{"published", p.fabric_published.load()},
+                              {"published_empty", p.fabric_published_empty.load()},
+                              {"empty_windows_unlisted", p.fabric_empty_windows_unlisted.load()},
                               {"published_pieces", p.fabric_published_pieces.load()},
                               {"published_bytes", p.fabric_published_bytes.load()},
                               {"publish_errors", p.fabric_publish_errors.load()},
@@ -151,6 +153,7 @@ json IngestJson(const ApiContext& ctx) {
                   {"last_sequence", p.stream_last_sequence.load()},
                   {"lag_messages", p.stream_lag_messages()},
                   {"contributions_received", p.fabric_received.load()},
+                  {"contributions_empty", p.fabric_received_empty.load()},
                   {"contribution_bytes", p.fabric_received_bytes.load()},
                   {"contributions_bad", p.fabric_bad.load()},
                   {"contributions_duplicate", p.fabric_duplicates.load()},
@@ -510,6 +513,9 @@ void RenderFabricMetrics(const PipelineCounters& p, MetricsText& m) {
            p.stream_lag_messages());
   m.Single("llmprism_fabric_contributions_received_total", "counter",
            "Shard window contributions the fabric stage took.", p.fabric_received.load());
+  m.Single("llmprism_fabric_contributions_empty_total", "counter",
+           "Of those, empty ones: windows a shard had no record of (its jobs paused).",
+           p.fabric_received_empty.load());
   m.Single("llmprism_fabric_contribution_bytes_total", "counter",
            "Bytes of the shard window contributions taken.", p.fabric_received_bytes.load());
   m.Single("llmprism_fabric_contributions_bad_total", "counter",
@@ -568,6 +574,13 @@ void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
       m.Single("llmprism_fabric_contributions_published_total", "counter",
                "Window fabric contributions this analyser published (--fabric-stage).",
                p.fabric_published.load());
+      m.Single("llmprism_fabric_empty_contributions_published_total", "counter",
+               "Of those, empty ones: windows with no record of this shard (its jobs paused).",
+               p.fabric_published_empty.load());
+      m.Single("llmprism_fabric_empty_windows_unlisted_total", "counter",
+               "Windows of a gap too long to list (a clock far ahead): no contribution published "
+               "(the fabric stage judges them without this shard).",
+               p.fabric_empty_windows_unlisted.load());
       m.Single("llmprism_fabric_contributions_given_up_total", "counter",
                "Window fabric contributions the stream did not take after retrying (the fabric "
                "stage judges those windows without this shard).",

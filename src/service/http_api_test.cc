@@ -218,12 +218,16 @@ TEST(RenderMetrics, FabricStage) {
   EXPECT_EQ(m.find("llmprism_fabric_"), std::string::npos);  // no --fabric-stage
   f.pipeline.fabric_publishing = true;
   f.pipeline.fabric_published = 6;
+  f.pipeline.fabric_published_empty = 2;
   m = RenderMetrics(f.ctx);
   EXPECT_TRUE(HasLine(m, "llmprism_fabric_contributions_published_total 6"));
+  EXPECT_TRUE(HasLine(m, "llmprism_fabric_empty_contributions_published_total 2"));
+  EXPECT_TRUE(HasLine(m, "llmprism_fabric_empty_windows_unlisted_total 0"));
   EXPECT_TRUE(HasLine(m, "llmprism_fabric_contributions_given_up_total 0"));
 
   f.pipeline.stream_role = "fabric";
   f.pipeline.fabric_received = 12;
+  f.pipeline.fabric_received_empty = 3;
   f.pipeline.fabric_windows_judged = 5;
   f.pipeline.fabric_windows_incomplete = 1;
   f.pipeline.fabric_pending_windows = 1;
@@ -231,6 +235,7 @@ TEST(RenderMetrics, FabricStage) {
   f.pipeline.stream_last_sequence = 14;
   m = RenderMetrics(f.ctx);
   EXPECT_TRUE(HasLine(m, "llmprism_fabric_contributions_received_total 12"));
+  EXPECT_TRUE(HasLine(m, "llmprism_fabric_contributions_empty_total 3"));
   EXPECT_TRUE(HasLine(m, "llmprism_fabric_windows_judged_total 5"));
   EXPECT_TRUE(HasLine(m, "llmprism_fabric_windows_judged_incomplete_total 1"));
   EXPECT_TRUE(HasLine(m, "llmprism_fabric_windows_pending 1"));

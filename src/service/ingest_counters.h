@@ -123,6 +123,10 @@ struct PipelineCounters {
   // and the fabric role's contributions read and windows judged.
   std::atomic<uint64_t> fabric_published{0}, fabric_published_pieces{0},
       fabric_published_bytes{0}, fabric_publish_errors{0}, fabric_publish_given_up{0};
+  // Of fabric_published: empty contributions (windows with no record of the shard); and windows
+  // of a gap too long to list, published for by no contribution (WindowBuffer).
+  std::atomic<uint64_t> fabric_published_empty{0}, fabric_empty_windows_unlisted{0};
+  std::atomic<uint64_t> fabric_received_empty{0};  // of fabric_received
   std::atomic<uint64_t> fabric_received{0}, fabric_received_bytes{0}, fabric_bad{0},
       fabric_duplicates{0}, fabric_already_judged{0}, fabric_windows_judged{0},
       fabric_windows_incomplete{0}, fabric_pending_windows{0};

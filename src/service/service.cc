@@ -542,6 +542,7 @@ struct Service::Impl {
   struct BufferTotals {
     uint64_t windows_shortened = 0, records_given_up = 0, windows_skipped = 0, records_skipped = 0;
     uint64_t records_late_partial = 0;
+    uint64_t empty_windows_unlisted = 0;
   };
   void PublishBuffer(const WindowBuffer& b, const BufferTotals& carried) {
     pipeline.buffer_records = b.size();
@@ -555,7 +556,18 @@ struct Service::Impl {
     pipeline.windows_skipped = carried.windows_skipped + b.windows_skipped();
     pipeline.records_skipped = carried.records_skipped + b.records_skipped();
     pipeline.records_late_partial = carried.records_late_partial + b.records_late_partial();
+    pipeline.fabric_empty_windows_unlisted =
+        carried.empty_windows_unlisted + b.empty_windows_unlisted();
+    if (const uint64_t unlisted = pipeline.fabric_empty_windows_unlisted.load();
+        unlisted > empty_unlisted_logged) {
+      fmt::print(stderr, "llmprism serve: LOST the empty fabric contributions of {} windows of a "
+                 "gap longer than {} windows ({} in all): the fabric stage judges them without "
+                 "this shard\n", unlisted - empty_unlisted_logged, kMaxEmptyWindowsListed,
+                 unlisted);
+      empty_unlisted_logged = unlisted;
+    }
   }
+  uint64_t empty_unlisted_logged = 0;
 
   // Records an analysed window missed (WindowBuffer::records_late_partial) are not lost, but an
   // analysis went without them: said in the log as loss is, at most every kLossLogInterval.
@@ -614,6 +626,7 @@ struct Service::Impl {
     carried.windows_skipped += buffer->windows_skipped();
     carried.records_skipped += buffer->records_skipped();
     carried.records_late_partial += buffer->records_late_partial();
+    carried.empty_windows_unlisted += buffer->empty_windows_unlisted();
     buffer = std::make_unique<WindowBuffer>(options.buffer, account);
   }
 
@@ -794,9 +807,14 @@ struct Service::Impl {
     const int64_t start_ns = job.window.start_ns, end_ns = job.window.end_ns;
     const uint64_t records = job.window.records;
     const bool shortened = job.window.shortened();
+    const std::vector<int64_t> empty_before = std::move(job.window.empty_before);
     const PointTable pts = points.Copy();
     Store::WindowWrite write;
     Status st = tracker->AnalyzeWindow(std::move(job.window), pts, job.loss, &write);
+    // The windows this shard passed empty come before this one's (the fabric stage takes a
+    // later window of a shard as its word that the earlier ones are not coming), and are true
+    // whether or not this one's analysis succeeded.
+    if (fabric_publisher) PublishEmptyContributions(empty_before);
     if (fabric_publisher && st) PublishFabricContribution(end_ns);
     // An analyser commits where to read the stream again with the window (also one that failed:
     // the service moves past it, as it does with other sources).
@@ -833,12 +851,38 @@ struct Service::Impl {
     std::optional<diagnosis::FabricContribution> c = tracker->TakeFabricContribution();
     if (!c) return;
     Status st = fabric_publisher->Publish(end_ns, *c);
+    PublishFabricCounters();
+    if (!st) fmt::print(stderr, "llmprism serve: LOST {}\n", st.error().message);
+  }
+
+  // The windows before the next one that held no record of this shard (its jobs paused;
+  // WindowBufferOptions::list_empty_windows), each as an empty contribution, in order, before
+  // that window is committed: the fabric stage then judges them whole instead of waiting for
+  // this shard or calling them incomplete. One the stream does not take is lost as any
+  // contribution is (logged, counted; the fabric stage judges it without this shard and says
+  // so); the rest of the run are then given up untried rather than each waiting the patience.
+  void PublishEmptyContributions(const std::vector<int64_t>& ends) {
+    for (size_t i = 0; i < ends.size(); ++i) {
+      Status st = fabric_publisher->PublishEmpty(ends[i]);
+      if (st) continue;
+      const uint64_t rest = ends.size() - i - 1;
+      fabric_publisher->CountGivenUp(rest);
+      fmt::print(stderr, "llmprism serve: LOST the empty {}{}\n", st.error().message,
+                 rest == 0 ? std::string()
+                           : fmt::format("; the {} empty contributions after it (windows ending "
+                                         "up to {}) given up untried", rest, ends.back()));
+      break;
+    }
+    PublishFabricCounters();
+  }
+
+  void PublishFabricCounters() {
     pipeline.fabric_published = fabric_publisher->published();
+    pipeline.fabric_published_empty = fabric_publisher->published_empty();
     pipeline.fabric_published_pieces = fabric_publisher->pieces();
     pipeline.fabric_published_bytes = fabric_publisher->bytes();
     pipeline.fabric_publish_errors = fabric_publisher->errors();
     pipeline.fabric_publish_given_up = fabric_publisher->given_up();
-    if (!st) fmt::print(stderr, "llmprism serve: LOST {}\n", st.error().message);
   }
 
   // --role fabric: contributions read, windows judged as they are whole (or waited out), each
@@ -853,6 +897,7 @@ struct Service::Impl {
           });
       const FabricStageReader::Counters& c = fabric_reader->counters();
       pipeline.fabric_received = c.received;
+      pipeline.fabric_received_empty = c.empty;
       pipeline.fabric_received_bytes = c.bytes;
       pipeline.fabric_bad = c.bad;
       pipeline.fabric_duplicates = c.duplicates;
@@ -1169,6 +1214,10 @@ Status Service::Impl::OpenStreamRole() {
       fo.piece_bytes = so.fabric_piece_bytes;
       PRISM_ASSIGN_OR_RETURN(s.fabric_publisher, FabricPublisher::Open(fo));
       s.pipeline.fabric_publishing = true;
+      // The fabric stage needs this shard's word on every window of the service's grid: windows
+      // go on on the grid after a pause of its jobs, and those it passed empty are published
+      // empty (PublishEmptyContributions).
+      options.buffer.list_empty_windows = true;
       fmt::print(stderr, "llmprism serve: analyser: publishing each window's fabric contribution "
                  "as shard {} on {}; switch and link findings are the fabric stage's\n",
                  fo.shard, scaleout::kFabricStream);

@@ -148,6 +148,22 @@ bool WindowBuffer::NextDue(int64_t* lo_out, int64_t* hi_out) {
     auto first = buckets_.lower_bound(lo);
     if (first == buckets_.end()) return false;
     if (first->first >= hi) {
+      if (options_.list_empty_windows) {
+        // A gap in this shard's data: the windows up to the first one holding data again are
+        // empty here (every one ends before the data's step starts); listed, and windows go on
+        // on the grid with the first one holding data.
+        const int64_t resume_end = (first->first + 1) * options_.step_ns;
+        for (int64_t e = next_end_ns_; e < resume_end; e += options_.step_ns) {
+          if (empty_ends_.size() < kMaxEmptyWindowsListed) {
+            empty_ends_.push_back(e);
+            ++empty_windows_listed_;
+          } else {
+            ++empty_windows_unlisted_;
+          }
+        }
+        next_end_ns_ = resume_end;
+        continue;
+      }
       // A gap in the data (a pause, or the service idled): skip the empty windows and start again
       // a whole window after the data resumes, as at the start.
       next_end_ns_ = std::max(next_end_ns_ + options_.step_ns,
@@ -170,6 +186,8 @@ bool WindowBuffer::TakeDue(Window* out, size_t max_lag_windows) {
     // How many more are due behind this one? Nothing is freed while looking, so whichever is
     // taken still has all its buckets.
     const int64_t saved_next = next_end_ns_, saved_last = last_taken_end_ns_;
+    const size_t saved_empty = empty_ends_.size();
+    const uint64_t saved_listed = empty_windows_listed_, saved_unlisted = empty_windows_unlisted_;
     std::vector<std::pair<std::pair<int64_t, int64_t>, int64_t>> due{{{lo, hi}, end_ns}};
     int64_t l = 0, h = 0;
     last_taken_end_ns_ = end_ns;
@@ -187,6 +205,10 @@ bool WindowBuffer::TakeDue(Window* out, size_t max_lag_windows) {
       next_end_ns_ = saved_next;
     }
     last_taken_end_ns_ = saved_last;
+    // Looking ahead lists no empty window (the ones before the window taken are listed already).
+    empty_ends_.resize(saved_empty);
+    empty_windows_listed_ = saved_listed;
+    empty_windows_unlisted_ = saved_unlisted;
   }
 
   // The window's buckets, oldest dropped while it holds more records than its analysis may.
@@ -218,6 +240,8 @@ bool WindowBuffer::TakeDue(Window* out, size_t max_lag_windows) {
   out->start_ns = std::max(out->nominal_start_ns, lo * options_.step_ns);
   out->slices.clear();
   out->records = records;
+  out->empty_before = std::move(empty_ends_);
+  empty_ends_.clear();
   for (auto it = buckets_.lower_bound(lo); it != buckets_.end() && it->first < hi; ++it) {
     it->second.taken = true;
     for (const auto& seg : it->second.segments) out->slices.push_back({seg, seg->size()});

@@ -56,13 +56,27 @@ struct WindowBufferOptions {
   // then starts with that step if it is less than a window before this buffer's own earliest
   // record, as one serve given every shard's records would have placed it.
   std::function<std::optional<int64_t>()> origin_ns;
+  // An analyser of one shard with a fabric stage (serve --fabric-stage): after a gap in this
+  // shard's data, windows go on on the service's grid with the first window holding data (the
+  // window one serve, given every shard's records, would analyse: other shards' data fill the
+  // gap), not a whole window after the data resumes; and the windows passed with no record of
+  // this shard are listed (Window::empty_before) so that their empty contributions can be
+  // published before the next window is committed.
+  bool list_empty_windows = false;
 };
+
+// At most this many empty windows are listed before one taken window (a gap of a day is 8,640
+// windows stepping by 10 s); those beyond are counted (WindowBuffer::empty_windows_unlisted).
+inline constexpr size_t kMaxEmptyWindowsListed = 10'000;
 
 struct Window {
   int64_t start_ns = 0, end_ns = 0;  // the interval analysed
   int64_t nominal_start_ns = 0;      // end_ns - window length; < start_ns when shortened
   std::vector<WindowSlice> slices;
   uint64_t records = 0;
+  // WindowBufferOptions::list_empty_windows: the ends of the windows before this one that held
+  // no record (oldest first), passed since the window taken before.
+  std::vector<int64_t> empty_before;
 
   bool shortened() const { return start_ns > nominal_start_ns; }
   template <typename F>
@@ -116,6 +130,10 @@ class WindowBuffer {
   // window was analysed without them (they came later than the reorder allowance for it, but in
   // time for the next ones). Not dropped, yet missing from an analysis: counted, never silent.
   uint64_t records_late_partial() const { return records_late_partial_; }
+  // WindowBufferOptions::list_empty_windows: windows passed with no record, listed and not
+  // (beyond kMaxEmptyWindowsListed in one gap).
+  uint64_t empty_windows_listed() const { return empty_windows_listed_; }
+  uint64_t empty_windows_unlisted() const { return empty_windows_unlisted_; }
   // Windows up to `end_ns` were analysed by another process with the records about to be read
   // again (a shard taken over): those records are not counted as missed by this buffer's windows.
   void NoteAnalysedElsewhere(int64_t end_ns) {
@@ -150,6 +168,8 @@ class WindowBuffer {
   int64_t cut_end_ns_ = INT64_MIN;       // the budget asks for a window ending here, now
   uint64_t buckets_evicted_ = 0, windows_shortened_ = 0, records_given_up_ = 0;
   uint64_t windows_skipped_ = 0, records_skipped_ = 0, records_late_partial_ = 0;
+  std::vector<int64_t> empty_ends_;  // passed since the last window taken (list_empty_windows)
+  uint64_t empty_windows_listed_ = 0, empty_windows_unlisted_ = 0;
   // End of the last window this buffer handed out (not a resumed process's committed end: the
   // windows before it held every record the stream had).
   int64_t handed_out_end_ns_ = INT64_MIN;

@@ -183,6 +183,78 @@ TEST(WindowBuffer, SkipsGapsAndStartsAWholeWindowAfter) {
   EXPECT_EQ(ends, want);
 }
 
+// A shard of a fabric stage: after a gap in its data the windows go on on the grid with the
+// first one holding data (5010: its last step holds 5000), and the windows between, which hold
+// none of its records, are listed before it, each once.
+TEST(WindowBuffer, AShardListsTheEmptyWindowsOfAGapAndGoesOnOnTheGrid) {
+  WindowBufferOptions o = Opts();
+  o.list_empty_windows = true;
+  WindowBuffer b(o);
+  Window w;
+  for (int64_t t = 1000; t < 1070; ++t) b.Add(Rec(t));
+  ASSERT_TRUE(b.TakeDue(&w));
+  EXPECT_EQ(w.end_ns, 1060 * kS);
+  EXPECT_TRUE(w.empty_before.empty());
+  for (int64_t t = 1200; t < 1230; ++t) b.Add(Rec(t));
+  std::vector<int64_t> ends;
+  std::vector<std::vector<int64_t>> empties;
+  while (b.TakeDue(&w)) {
+    ends.push_back(w.end_ns / kS);
+    std::vector<int64_t> e;
+    for (int64_t end : w.empty_before) e.push_back(end / kS);
+    empties.push_back(e);
+  }
+  // 1070..1120 hold the first burst's end; 1130..1200 hold nothing of this shard; 1210 holds
+  // [1150, 1210), so 1200-1209; the watermark is 1224.1.
+  EXPECT_EQ(ends, (std::vector<int64_t>{1070, 1080, 1090, 1100, 1110, 1120, 1210, 1220}));
+  ASSERT_EQ(empties.size(), 8u);
+  EXPECT_EQ(empties[6], (std::vector<int64_t>{1130, 1140, 1150, 1160, 1170, 1180, 1190, 1200}));
+  for (size_t i = 0; i < empties.size(); ++i) {
+    if (i != 6) {
+      EXPECT_TRUE(empties[i].empty()) << i;
+    }
+  }
+  EXPECT_EQ(b.empty_windows_listed(), 8u);
+  EXPECT_EQ(b.empty_windows_unlisted(), 0u);
+}
+
+// Restarted on its committed end, a shard lists the windows after it that hold none of its
+// records, and none before it (they were committed, their contributions published).
+TEST(WindowBuffer, AResumedShardListsOnlyEmptyWindowsAfterItsCommittedEnd) {
+  WindowBufferOptions o = Opts();
+  o.list_empty_windows = true;
+  WindowBuffer b(o);
+  b.ResumeAfter(1100 * kS);
+  for (int64_t t = 1135; t < 1160; ++t) b.Add(Rec(t));
+  Window w;
+  ASSERT_TRUE(b.TakeDue(&w));
+  EXPECT_EQ(w.end_ns, 1140 * kS);  // holds 1135-1139
+  std::vector<int64_t> e;
+  for (int64_t end : w.empty_before) e.push_back(end / kS);
+  EXPECT_EQ(e, (std::vector<int64_t>{1110, 1120, 1130}));
+}
+
+// A clock far ahead lists at most kMaxEmptyWindowsListed windows; the others are counted.
+TEST(WindowBuffer, AHugeGapListsABoundedNumberOfEmptyWindows) {
+  WindowBufferOptions o = Opts();
+  o.list_empty_windows = true;
+  WindowBuffer b(o);
+  for (int64_t t = 1000; t < 1070; ++t) b.Add(Rec(t));
+  Window w;
+  while (b.TakeDue(&w)) {
+  }
+  const int64_t later = 1000 + 10 * static_cast<int64_t>(kMaxEmptyWindowsListed + 500);
+  for (int64_t t = later; t < later + 70; ++t) b.Add(Rec(t));
+  do {  // 1070..1120 still hold the first burst
+    ASSERT_TRUE(b.TakeDue(&w));
+  } while (w.empty_before.empty());
+  EXPECT_EQ(w.end_ns, (later + 10) * kS);
+  EXPECT_EQ(w.empty_before.size(), kMaxEmptyWindowsListed);
+  EXPECT_GT(b.empty_windows_unlisted(), 0u);
+  EXPECT_EQ(b.empty_windows_listed() + b.empty_windows_unlisted(),
+            static_cast<uint64_t>((later - 1120) / 10));
+}
+
 // A window shares its buckets' segments: records added to a bucket after the window was taken
 // are not in it, and its records stay readable after the buffer freed the bucket.
 TEST(WindowBuffer, WindowsShareSegmentsWithoutCopying) {

@@ -58,6 +58,9 @@ struct FabricContribution {
   std::vector<uint32_t> src, dst, point;
 
   size_t records() const { return start_ns.size(); }
+  // A shard with no record of the window at all (not one whose records the rule skips): what
+  // it publishes for a window it passed in a pause of its jobs, so the window is known whole.
+  bool empty() const { return first_start_ns == INT64_MAX && start_ns.empty(); }
   bool operator==(const FabricContribution&) const = default;
 };
 
