@@ -34,6 +34,19 @@ def fabric_kind(row):
     return row[1] in FABRIC_KINDS
 
 
+def check_fabric_findings(ref, fabric):
+    """The fabric stage's findings (all of them, a telemetry_loss included) against the
+    reference's switch and link findings, every field."""
+    ref_fabric = [r for r in sorted(finding_rows(ref)) if fabric_kind(r)]
+    fabric_rows = sorted(finding_rows(fabric))
+    c.check(len(ref_fabric) >= 1 and fabric_rows == ref_fabric,
+            f"the fabric stage's findings: the reference's {len(ref_fabric)} switch and link "
+            f"findings ({len(fabric_rows)}; id, kind, severity, job, GPUs, switches, times, "
+            f"first and last window, windows)")
+    for r in sorted(set(ref_fabric) ^ set(fabric_rows)):
+        print("     only in", "reference:" if r in ref_fabric else "the fabric stage:", r)
+
+
 def main():
     work, part1, total = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     ref = c.load(f"{work}/ref.json")
@@ -76,14 +89,7 @@ def main():
         print("     differs:", "reference" if r in ref_job_rows else "shards", r)
     c.check(not any(fabric_kind(r) for r in shard_rows),
             "the shards keep their own switch and link findings out (--fabric-stage)")
-    ref_fabric = [r for r in ref_rows if fabric_kind(r)]
-    fabric_rows = sorted(finding_rows(fabric))
-    c.check(len(ref_fabric) >= 1 and fabric_rows == ref_fabric,
-            f"the fabric stage's findings: the reference's {len(ref_fabric)} switch and link "
-            f"findings ({len(fabric_rows)}; id, kind, severity, job, GPUs, switches, times, "
-            f"first and last window, windows)")
-    for r in sorted(set(ref_fabric) ^ set(fabric_rows)):
-        print("     only in", "reference:" if r in ref_fabric else "the fabric stage:", r)
+    check_fabric_findings(ref, fabric)
     fs = fabric["ingest"]["stream"]
     judged = before["windows_judged"] + fs["windows_judged"]
     received = before["contributions_received"] + fs["contributions_received"]
