@@ -57,6 +57,13 @@ void WindowBuffer::Anchor() {
       options_.origin_ns ? options_.origin_ns() : std::optional<int64_t>();
   if (origin && *origin < first && first - *origin < options_.window_ns) first = *origin;
   next_end_ns_ = Bucket(first) * options_.step_ns + options_.window_ns;
+  if (options_.list_empty_windows && origin && *origin <= min_start_ns_) {
+    // A shard of a fabric stage whose data starts a window or more after the service's: the
+    // first window of the grid that holds its data (one serve's windows go on from the origin),
+    // not a whole window after its first record.
+    next_end_ns_ = std::max(Bucket(*origin) * options_.step_ns + options_.window_ns,
+                            (Bucket(min_start_ns_) + 1) * options_.step_ns);
+  }
 }
 
 void WindowBuffer::ResumeAfter(int64_t committed_end_ns) {

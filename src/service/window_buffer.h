@@ -61,7 +61,9 @@ struct WindowBufferOptions {
   // window one serve, given every shard's records, would analyse: other shards' data fill the
   // gap), not a whole window after the data resumes; and the windows passed with no record of
   // this shard are listed (Window::empty_before) so that their empty contributions can be
-  // published before the next window is committed.
+  // published before the next window is committed. Its first window too, when its data starts a
+  // window or more after `origin_ns`, is the first of the grid holding data (the windows before
+  // it are not listed: the service may have run for weeks).
   bool list_empty_windows = false;
 };
 

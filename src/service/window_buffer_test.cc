@@ -75,6 +75,25 @@ TEST(WindowBuffer, FirstWindowStartsAtTheServicesOriginWithinAWindow) {
   }
 }
 
+// A shard of a fabric stage whose data starts a window or more after the service's: its first
+// window is the first of the grid holding its data, [970, 1030) for data from 1023 s, as one
+// serve's windows go on from the origin; within a window of the origin, the origin's window.
+TEST(WindowBuffer, AFabricShardStartingLateTakesTheFirstWindowOfTheGridHoldingItsData) {
+  for (const auto& [origin_s, first_end_s] :
+       std::vector<std::pair<int64_t, int64_t>>{{1003, 1060}, {963, 1030}, {500, 1030}}) {
+    WindowBufferOptions o = Opts();
+    o.list_empty_windows = true;
+    o.origin_ns = [origin_s] { return std::optional<int64_t>(origin_s * kS); };
+    WindowBuffer b(o);
+    Window w;
+    for (int64_t t = 1023; t < 1100; ++t) ASSERT_EQ(b.Add(Rec(t)), WindowBuffer::AddResult::kAccepted);
+    ASSERT_TRUE(b.TakeDue(&w));
+    EXPECT_EQ(w.end_ns, first_end_s * kS) << "origin " << origin_s;
+    EXPECT_EQ(w.records, static_cast<uint64_t>(first_end_s - 1023)) << "origin " << origin_s;
+    EXPECT_TRUE(w.empty_before.empty());
+  }
+}
+
 // Out of order at the very start: a record of an earlier step that arrives within the reorder
 // allowance after the first one is not late; the first window starts with it.
 TEST(WindowBuffer, FirstWindowWaitsOutTheReorderAllowance) {
