@@ -32,7 +32,7 @@ ClockGuard::Verdict ClockGuard::Check(const FlowRecord& r, size_t source, int64_
   // One direction at a time: what is held is either the clock's future or its past.
   if (!held_.empty() && held_behind_ != behind) return Verdict::kRefuse;
   held_behind_ = behind;
-  held_.push_back({r, source, now_wall_ns});
+  held_.push_back({r, source, now_wall_ns, added_});
   return Verdict::kHold;
 }
 
@@ -41,9 +41,9 @@ void ClockGuard::Tick(int64_t now_wall_ns, std::vector<Held>* release, bool* beh
   *behind = held_behind_;
   if (held_.empty()) return;
   const int64_t first_wall = held_.front().wall_ns;
-  if (last_added_wall_ns_ >= first_wall) {
+  if (added_ > held_.front().added_before) {
     // Records in range arrived after these were held: the clock is right, they are not.
-    while (!held_.empty() && last_added_wall_ns_ >= held_.front().wall_ns &&
+    while (!held_.empty() && added_ > held_.front().added_before &&
            now_wall_ns - held_.front().wall_ns >= options_.confirm_wall_ns) {
       refused->push_back(held_.front());
       held_.pop_front();

@@ -58,6 +58,7 @@ class ClockGuard {
     FlowRecord record;
     size_t source = 0;
     int64_t wall_ns = 0;
+    uint64_t added_before = 0;  // records added before this one was held
   };
 
   explicit ClockGuard(const Options& options) : options_(options) {}
@@ -67,8 +68,11 @@ class ClockGuard {
   // caller's to count.
   Verdict Check(const FlowRecord& r, size_t source, int64_t newest_end_ns, int64_t oldest_open_ns,
                 int64_t now_wall_ns);
-  // Tells the guard a record in range was added (it contests the held ones).
-  void NoteAdded(int64_t now_wall_ns) { last_added_wall_ns_ = now_wall_ns; }
+  // Tells the guard a record in range was added: it contests the records held before it. Order
+  // of arrival, not wall time, says "before": a read is stamped with one wall time, and records
+  // read in the same batch ahead of a held one are not evidence against it (a backlog read at
+  // once across a pause in the traffic would refuse the records after the pause).
+  void NoteAdded() { ++added_; }
 
   // Every few hundred ms: moves held records that are now refused into `refused` and, if the
   // stream has moved, those to release into `release` (in arrival order); `behind` says whether
@@ -82,7 +86,7 @@ class ClockGuard {
   Options options_;
   std::deque<Held> held_;
   bool held_behind_ = false;  // direction of what is held
-  int64_t last_added_wall_ns_ = INT64_MIN;
+  uint64_t added_ = 0;  // records in range added so far
 };
 
 }  // namespace prism::service

@@ -48,7 +48,7 @@ TEST(ClockGuard, AnOutlierAheadIsRefusedWhileTheStreamGoesOn) {
   const int64_t newest = 1000 * kS, oldest = 940 * kS;
   EXPECT_EQ(g.Check(Rec(1001), 0, newest, oldest, 0), ClockGuard::Verdict::kAdd);
   EXPECT_EQ(g.Check(Rec(5000), 0, newest, oldest, 1 * kS), ClockGuard::Verdict::kHold);
-  g.NoteAdded(2 * kS);  // the stream goes on at the old clock
+  g.NoteAdded();  // the stream goes on at the old clock
   std::vector<ClockGuard::Held> release, refused;
   bool behind = true;
   g.Tick(3 * kS, &release, &behind, &refused);
@@ -65,7 +65,7 @@ TEST(ClockGuard, AnOutlierAheadIsRefusedWhileTheStreamGoesOn) {
 TEST(ClockGuard, TheStreamMovingIsFollowed) {
   ClockGuard g({.max_jump_ns = 60 * kS, .confirm_wall_ns = 3 * kS, .quorum = 100});
   const int64_t newest = 1000 * kS, oldest = 940 * kS;
-  g.NoteAdded(0);
+  g.NoteAdded();
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(g.Check(Rec(2000 + i), 1, newest, oldest, 1 * kS), ClockGuard::Verdict::kHold);
   }
@@ -83,6 +83,38 @@ TEST(ClockGuard, TheStreamMovingIsFollowed) {
   g.Tick(10 * kS, &release, &behind, &refused);
   EXPECT_EQ(release.size(), 100u);
   EXPECT_TRUE(behind);
+}
+
+// A backlog read at once across a pause in the traffic: the records before the pause are added,
+// those after it are held, all in one read (one wall time). Only records added after a held one
+// contest it, so nothing after this one's hold: released with the stream, not refused. A record
+// in range read after it in the same read does contest it.
+TEST(ClockGuard, RecordsReadBeforeAHeldOneDoNotContestIt) {
+  const int64_t newest = 1000 * kS, oldest = 940 * kS, read_wall = 1 * kS;
+  std::vector<ClockGuard::Held> release, refused;
+  bool behind = true;
+  {
+    ClockGuard g({.max_jump_ns = 60 * kS, .confirm_wall_ns = 3 * kS});
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_EQ(g.Check(Rec(990 + i), 0, newest, oldest, read_wall), ClockGuard::Verdict::kAdd);
+      g.NoteAdded();
+    }
+    EXPECT_EQ(g.Check(Rec(1200), 0, newest, oldest, read_wall), ClockGuard::Verdict::kHold);
+    g.Tick(read_wall + 3 * kS, &release, &behind, &refused);
+    EXPECT_TRUE(refused.empty());
+    ASSERT_EQ(release.size(), 1u);
+    EXPECT_EQ(release[0].record.start_ns, 1200 * kS);
+    EXPECT_FALSE(behind);
+  }
+  release.clear();
+  {
+    ClockGuard g({.max_jump_ns = 60 * kS, .confirm_wall_ns = 3 * kS});
+    EXPECT_EQ(g.Check(Rec(1200), 0, newest, oldest, read_wall), ClockGuard::Verdict::kHold);
+    g.NoteAdded();  // in range, read after the held one
+    g.Tick(read_wall + 3 * kS, &release, &behind, &refused);
+    EXPECT_TRUE(release.empty());
+    EXPECT_EQ(refused.size(), 1u);
+  }
 }
 
 TEST(ClockGuard, BoundedAndOneDirectionAtATime) {

@@ -661,11 +661,11 @@ struct Service::Impl {
     std::vector<ClockGuard::Held> release, refused;
     auto last_accept = std::chrono::steady_clock::now();
     // Adds one record that passed the guard; counts it under its source.
-    auto add = [&](const FlowRecord& r, SourceCounters* c, int64_t wall_ns) {
+    auto add = [&](const FlowRecord& r, SourceCounters* c) {
       switch (buffer->Add(r)) {
         case WindowBuffer::AddResult::kAccepted:
           ++c->accepted;
-          guard.NoteAdded(wall_ns);
+          guard.NoteAdded();
           return true;
         case WindowBuffer::AddResult::kLate: ++c->dropped_late; break;
         case WindowBuffer::AddResult::kFull: ++c->dropped_buffer_full; break;
@@ -687,7 +687,7 @@ struct Service::Impl {
               buffer->anchored() ? buffer->next_end_ns() - buffer->options().window_ns : INT64_MIN;
           switch (guard.Check(r, b.source, buffer->started() ? buffer->max_end_ns() : INT64_MIN,
                               oldest_open, wall)) {
-            case ClockGuard::Verdict::kAdd: accepted_any |= add(r, c, wall); break;
+            case ClockGuard::Verdict::kAdd: accepted_any |= add(r, c); break;
             case ClockGuard::Verdict::kHold: break;
             case ClockGuard::Verdict::kRefuse: ++c->dropped_implausible; break;
           }
@@ -705,7 +705,7 @@ struct Service::Impl {
                    "agree); windows follow it\n",
                    behind ? "back" : "ahead", release.size());
         if (behind) RestartWindows(buffer, carried);
-        for (const auto& h : release) accepted_any |= add(h.record, sources[h.source].get(), wall);
+        for (const auto& h : release) accepted_any |= add(h.record, sources[h.source].get());
       }
       pipeline.records_held = guard.held();
       const auto now = std::chrono::steady_clock::now();
