@@ -347,7 +347,8 @@ TEST(Pipeline, CellsHoldTheirRecordsWhenALeafIdIsBeyondThePackedRange) {
 }
 
 // The bandwidth rule runs its passes over the records on the threads (the record classes beside
-// the endpoints' own paces): the grid and the findings must not depend on how many there are.
+// the endpoints' own paces, the grid's switches beside its links): the grid and the findings
+// must not depend on how many there are.
 TEST(Pipeline, DiagnosisIsTheSameOnAnyThreadCount) {
   auto run = Analyze(TinyWithDegradedLink());
   ASSERT_FALSE(run->findings.empty());
@@ -356,6 +357,13 @@ TEST(Pipeline, DiagnosisIsTheSameOnAnyThreadCount) {
   const auto classes = diagnosis::RecordClasses::Measure(rc1);
   const diagnosis::CellGrid grid1 = diagnosis::BuildCellGrid(rc1, classes);
   ASSERT_GE(grid1.bins, 4);
+  // On threads one builder takes the switches and the other the links, fabric and access: the
+  // window must have every kind for both to have work and the merge to interleave them.
+  std::map<diagnosis::ElementKind, size_t> kinds;
+  for (const auto& el : grid1.elements) ++kinds[el.kind];
+  EXPECT_GT(kinds[diagnosis::ElementKind::kSwitch], 1u);
+  EXPECT_GT(kinds[diagnosis::ElementKind::kFabricLink], 1u);
+  EXPECT_GT(kinds[diagnosis::ElementKind::kAccessLink], 1u);
   for (int threads : {2, 3, 7}) {
     SCOPED_TRACE(threads);
     diagnosis::DiagnosisOptions o;

@@ -133,7 +133,7 @@ CellGrid EmptyCellGrid(const RuleContext& rc);
 CellGrid EmptyCellGrid(int64_t first_start_ns, int64_t last_start_ns, int64_t bin_ns);
 
 // One pass over the rows. With rc.options.threads > 1 (and rows sorted by start), two passes side
-// by side, one adding each record to the switches and fabric links of its route, the other to
+// by side, one adding each record to the switches it crossed, the other to its fabric links and
 // its ends' access links, merged into the grid one pass makes (the same numbering of elements and
 // cells). Not split by runs of bins: each run would hold its open bin's (cell, row) list at once,
 // 8 bytes per record and element crossed (paper, two threads: peak RSS 478 -> 522 MB,
