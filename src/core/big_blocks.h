@@ -81,6 +81,7 @@ class BigArray {
   BigArray& operator=(const BigArray&) = delete;
 
   T& operator[](size_t i) const { return data_[i]; }
+  T* data() const { return data_; }
   size_t size() const { return n_; }
 
  private:

@@ -151,6 +151,51 @@ void FeedPerPair(const flow::FlowTable& flows, const std::vector<size_t>& cut,
   });
 }
 
+// The one pass over the rows in time order on `threads` threads, each feeding the pairs whose
+// number is its own modulo `threads` (pairs are numbered by first row, so each thread gets about
+// as many rows): each pair still sees all its rows in row order, so its transfers are the one
+// pass's. A row's pair is read from `numbering->pair_of_row` instead of being looked up again,
+// which would hash every row once per thread. So it stays live while the transfers grow, in 2
+// bytes per row when the pairs are that few (this route takes at most single_pass_max_pairs):
+// paper, columns 44 + 2 + transfers ~9 bytes per record, under the sort's 62. Each thread's
+// builders are its own: side by side in one array, two threads' builders share cache lines, and
+// every record writes to its builder.
+void FeedInOnePassOnThreads(const flow::FlowTable& flows, const TransferOptions& options,
+                            int threads, PairNumbering* numbering,
+                            std::vector<TransferBuilder>* builders) {
+  const auto src = flows.src();
+  const std::vector<GpuPair>& pairs = numbering->pairs;
+  const size_t n = flows.size();
+  const uint32_t parts = uint32_t(threads);
+  auto feed = [&](const auto* pair_of_row, uint32_t none) {
+    ParallelFor(parts, threads, [&](size_t k) {
+      std::vector<TransferBuilder> mine((pairs.size() + parts - 1 - k) / parts);
+      for (flow::RowId r = 0; r < n; ++r) {
+        const uint32_t p = pair_of_row[r];
+        if (p == none || p % parts != k) continue;
+        mine[p / parts].Add(flows, r, src[r] == pairs[p].a, options);
+      }
+      for (size_t i = 0; i < mine.size(); ++i) (*builders)[i * parts + k] = std::move(mine[i]);
+    });
+  };
+  if (pairs.size() < UINT16_MAX) {
+    BigArray<uint16_t> narrow(n);
+    ParallelFor(parts, threads, [&](size_t k) {
+      for (size_t r = n * k / parts; r < n * (k + 1) / parts; ++r) {
+        const uint32_t p = numbering->pair_of_row[r];
+        narrow[r] = p == PairKeyMap::kNone ? UINT16_MAX : uint16_t(p);
+      }
+    });
+    BigVector<uint32_t>().swap(numbering->pair_of_row);
+    ReleaseBigBlocks();  // as FeedPerPair does before the transfers grow
+    feed(narrow.data(), UINT16_MAX);
+  } else {
+    ReleaseBigBlocks();
+    feed(numbering->pair_of_row.data(), PairKeyMap::kNone);
+    BigVector<uint32_t>().swap(numbering->pair_of_row);
+  }
+}
+
 // The pairs and their transfers in address order (a's, then b's), the builders emptied.
 PairsTransfers InAddressOrder(const flow::FlowTable& flows, const std::vector<GpuPair>& pairs,
                               std::vector<TransferBuilder>* builders) {
@@ -193,12 +238,15 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
   const std::vector<GpuPair>& pairs = numbering.pairs;
   std::vector<TransferBuilder> builders(pairs.size());
   // While every pair's builder fits the cache, one pass over the rows in time order feeds them
-  // (the columns are read sequentially), looking each row's pair up again in the small pair map:
-  // pair_of_row is freed first, so its 4 bytes per row and the growing transfers are not live
+  // (the columns are read sequentially): with threads, each thread feeds its share of the pairs
+  // (FeedInOnePassOnThreads); on one, each row's pair is looked up again in the small pair map,
+  // pair_of_row freed first, so its 4 bytes per row and the growing transfers are not live
   // together (they were the analysis's memory peak). A 100,000-GPU window has millions of pairs:
   // then random builder updates miss the cache on every record, so rows are first listed per
   // pair (FeedPerPair). Either way each pair sees its rows in time order: the same transfers.
-  if (pairs.size() <= options.single_pass_max_pairs) {
+  if (pairs.size() <= options.single_pass_max_pairs && runs > 1) {
+    FeedInOnePassOnThreads(flows, options, int(runs), &numbering, &builders);
+  } else if (pairs.size() <= options.single_pass_max_pairs) {
     BigVector<uint32_t>().swap(numbering.pair_of_row);
     ReleaseBigBlocks();  // as FeedPerPair does before the transfers grow
     for (flow::RowId r = 0; r < flows.size(); ++r) {
