@@ -416,7 +416,7 @@ void AnalyzeWindows(prism::flow::FlowTable&& all, int64_t window_ns, WindowRun& 
     if (wi + 1 < cuts.size()) {
       window = all.CopyRows(cut.lo, cut.hi);
     } else {
-      all.KeepRows(cut.lo, cut.hi);
+      all.KeepRows(cut.lo, cut.hi, run.options.analysis.threads);
       window = std::move(all);
     }
     prism::pipeline::WindowInputs in;

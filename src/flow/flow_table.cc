@@ -11,6 +11,7 @@
 #include "core/prefetch.h"
 #include "core/status.h"
 #include "flow/radix_sort.h"
+#include "flow/row_runs.h"
 
 namespace prism::flow {
 
@@ -131,28 +132,49 @@ int BitWidth(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
 
 }  // namespace
 
+bool FlowTable::StartsInOrder(int threads) const {
+  const size_t runs = RowRunsFor(size(), threads);
+  std::vector<char> in_order(runs);
+  OnRowRuns(size(), threads, [&](size_t begin, size_t end, size_t t) {
+    in_order[t] = (begin == 0 || start_ns_[begin - 1] <= start_ns_[begin]) &&
+                  std::is_sorted(start_ns_.begin() + ptrdiff_t(begin), start_ns_.begin() + ptrdiff_t(end));
+  });
+  return std::all_of(in_order.begin(), in_order.end(), [](char c) { return c != 0; });
+}
+
 void FlowTable::SortByStart(int threads) {
   PRISM_CHECK(has_transfer_columns());
   const size_t n = size();
-  if (std::is_sorted(start_ns_.begin(), start_ns_.end())) {
+  if (StartsInOrder(threads)) {
     // Starts already in order (a window cut from a sorted table, a source that delivers in start
     // order): no row moves between starts, but runs of equal start must still be put in
     // (end, src, dst) order — a cut re-interns its endpoints, so its ids order ties differently.
-    OrderEqualStarts();
+    OrderEqualStarts(threads);
     return;
   }
   // Each row becomes one 64-bit key, (start - min start) above the row number, sorted over the
   // start bits only (radix_sort.h): the row bits start in order and the sort is stable, so keys
-  // end up ordered by (start, row). 16 bytes per row of scratch.
-  const auto [lo_it, hi_it] = std::minmax_element(start_ns_.begin(), start_ns_.end());
-  const int64_t lo = *lo_it;
+  // end up ordered by (start, row). 16 bytes per row of scratch. The passes over the rows before
+  // and after the radix sort are cut into runs on the threads too (each row's key and row number
+  // are its own).
+  const size_t runs = RowRunsFor(n, threads);
+  std::vector<std::pair<int64_t, int64_t>> bounds(runs);
+  OnRowRuns(n, threads, [&](size_t begin, size_t end, size_t t) {
+    const auto [lo_it, hi_it] = std::minmax_element(start_ns_.begin() + ptrdiff_t(begin),
+                                                    start_ns_.begin() + ptrdiff_t(end));
+    bounds[t] = {*lo_it, *hi_it};
+  });
+  int64_t lo = bounds[0].first, hi = bounds[0].second;
+  for (const auto& [run_lo, run_hi] : bounds) lo = std::min(lo, run_lo), hi = std::max(hi, run_hi);
   const int row_bits = std::max(1, BitWidth(n - 1));
-  const int start_bits = BitWidth(static_cast<uint64_t>(*hi_it - lo));
+  const int start_bits = BitWidth(static_cast<uint64_t>(hi - lo));
   BigVector<uint64_t> order(n);
   uint64_t row_mask = (uint64_t{1} << row_bits) - 1;
   if (row_bits + start_bits <= 64) {
-    for (size_t r = 0; r < n; ++r)
-      order[r] = (static_cast<uint64_t>(start_ns_[r] - lo) << row_bits) | r;
+    OnRowRuns(n, threads, [&](size_t begin, size_t end, size_t) {
+      for (size_t r = begin; r < end; ++r)
+        order[r] = (static_cast<uint64_t>(start_ns_[r] - lo) << row_bits) | r;
+    });
     RadixSortByBits(&order, row_bits, start_bits, threads);
   } else {  // a time span too long to pack with the row: sort the rows by start
     row_mask = ~uint64_t{0};
@@ -165,7 +187,9 @@ void FlowTable::SortByStart(int threads) {
   // keys' storage is the first move's buffer (one thread) or given back before the threads start
   // (two: kept, core/big_blocks.h, it becomes one of their gather buffers).
   BigVector<RowId> rows(n);
-  for (size_t i = 0; i < n; ++i) rows[i] = static_cast<RowId>(order[i] & row_mask);
+  OnRowRuns(n, threads, [&](size_t begin, size_t end, size_t) {
+    for (size_t i = begin; i < end; ++i) rows[i] = static_cast<RowId>(order[i] & row_mask);
+  });
   // The gathers miss the cache on nearly every row and the columns are independent: with two
   // threads each takes about half of the misses (one more buffer in flight meanwhile). The
   // helper moves its 4-byte columns first, so while both run one 8-byte and one 4-byte buffer
@@ -188,21 +212,36 @@ void FlowTable::SortByStart(int threads) {
     first_half();
     Permute({&src_, &dst_, &qp_, &point_, &sampling_rate_}, rows);
   }
-  OrderEqualStarts();
+  OrderEqualStarts(threads);
 }
 
-void FlowTable::OrderEqualStarts() {
+void FlowTable::OrderEqualStarts(int threads) {
   // Rows are in (start, row) order. Runs of equal start (the records of one transfer often
   // share it) are put in (end, src, dst) order, stable — now that a run's columns are adjacent,
-  // where comparing before the move missed the cache on every row.
+  // where comparing before the move missed the cache on every row. Each run of equal start is
+  // ordered on its own: with threads, the rows are cut into runs of rows at starts that differ
+  // from the row before, so no run of equal start is cut.
   const size_t n = size();
+  const size_t runs = RowRunsFor(n, threads);
+  std::vector<size_t> cut(runs + 1, n);
+  cut[0] = 0;
+  for (size_t t = 1; t < runs; ++t) {
+    size_t c = std::max(cut[t - 1], n * t / runs);
+    while (c > 0 && c < n && start_ns_[c] == start_ns_[c - 1]) ++c;
+    cut[t] = c;
+  }
+  OnRuns(runs, [&](size_t t) { OrderEqualStartsIn(cut[t], cut[t + 1]); });
+}
+
+void FlowTable::OrderEqualStartsIn(size_t lo, size_t hi) {
+  const size_t n = hi;
   auto less = [&](size_t x, size_t y) {
     if (end_ns_[x] != end_ns_[y]) return end_ns_[x] < end_ns_[y];
     if (src_[x] != src_[y]) return src_[x] < src_[y];
     return dst_[x] < dst_[y];
   };
   std::vector<uint32_t> local;
-  for (size_t i = 0; i < n;) {
+  for (size_t i = lo; i < n;) {
     size_t j = i + 1;
     while (j < n && start_ns_[j] == start_ns_[i]) ++j;
     bool ordered = true;
@@ -239,16 +278,40 @@ void FlowTable::OrderEqualStarts() {
 namespace {
 
 // Interns the endpoints of rows [lo, hi) into `to` in row order (source, then destination), as
-// OnRecord would, and returns the old id -> new id map.
+// OnRecord would, and returns the old id -> new id map. With threads, each run of rows finds
+// where each endpoint first appears in it (2 * row, + 1 as a destination); the earliest over the
+// runs orders the endpoints, which are then interned in that order: the same ids.
 std::vector<EndpointId> RenumberEndpoints(const EndpointTable& from, std::span<const EndpointId> src,
                                           std::span<const EndpointId> dst, size_t lo, size_t hi,
-                                          EndpointTable* to) {
+                                          EndpointTable* to, int threads = 1) {
   constexpr EndpointId kUnset = std::numeric_limits<EndpointId>::max();
   std::vector<EndpointId> remap(from.size(), kUnset);
-  for (size_t r = lo; r < hi; ++r) {
-    for (EndpointId e : {src[r], dst[r]})
-      if (remap[e] == kUnset) remap[e] = to->Intern(from.Addr(e));
+  const size_t runs = RowRunsFor(hi - lo, threads);
+  if (runs == 1) {
+    for (size_t r = lo; r < hi; ++r) {
+      for (EndpointId e : {src[r], dst[r]})
+        if (remap[e] == kUnset) remap[e] = to->Intern(from.Addr(e));
+    }
+    return remap;
   }
+  constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  std::vector<std::vector<uint64_t>> first(runs);
+  OnRowRuns(hi - lo, threads, [&](size_t begin, size_t end, size_t t) {
+    std::vector<uint64_t>& at = first[t];
+    at.assign(from.size(), kNever);
+    for (size_t r = lo + begin; r < lo + end; ++r) {
+      if (at[src[r]] == kNever) at[src[r]] = 2 * uint64_t(r);
+      if (at[dst[r]] == kNever) at[dst[r]] = 2 * uint64_t(r) + 1;
+    }
+  });
+  std::vector<std::pair<uint64_t, EndpointId>> order;
+  for (size_t e = 0; e < from.size(); ++e) {
+    uint64_t earliest = kNever;
+    for (const std::vector<uint64_t>& at : first) earliest = std::min(earliest, at[e]);
+    if (earliest != kNever) order.emplace_back(earliest, static_cast<EndpointId>(e));
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [at, e] : order) remap[e] = to->Intern(from.Addr(e));
   return remap;
 }
 
@@ -277,10 +340,11 @@ FlowTable FlowTable::CopyRows(size_t lo, size_t hi) const {
   return w;
 }
 
-void FlowTable::KeepRows(size_t lo, size_t hi) {
+void FlowTable::KeepRows(size_t lo, size_t hi, int threads) {
   PRISM_CHECK(has_transfer_columns());
   EndpointTable kept;
-  const std::vector<EndpointId> remap = RenumberEndpoints(endpoints_, src_, dst_, lo, hi, &kept);
+  const std::vector<EndpointId> remap =
+      RenumberEndpoints(endpoints_, src_, dst_, lo, hi, &kept, threads);
   endpoints_ = std::move(kept);
   auto keep = [lo, hi](auto* column) {
     column->resize(hi);
@@ -294,10 +358,14 @@ void FlowTable::KeepRows(size_t lo, size_t hi) {
   keep(&qp_);
   keep(&point_);
   keep(&sampling_rate_);
-  for (EndpointId& e : src_) e = remap[e];
-  for (EndpointId& e : dst_) e = remap[e];
-  RecomputeBounds();
-  SortByStart();
+  OnRowRuns(size(), threads, [&](size_t begin, size_t end, size_t) {
+    for (size_t r = begin; r < end; ++r) {
+      src_[r] = remap[src_[r]];
+      dst_[r] = remap[dst_[r]];
+    }
+  });
+  RecomputeBounds(threads);
+  SortByStart(threads);
 }
 
 void FlowTable::ReleaseTransferColumns() {
@@ -309,11 +377,23 @@ void FlowTable::ReleaseTransferColumns() {
   }
 }
 
-void FlowTable::RecomputeBounds() {
+void FlowTable::RecomputeBounds(int threads) {
+  std::vector<std::pair<int64_t, int64_t>> bounds(RowRunsFor(size(), threads),
+                                                  {INT64_MAX, INT64_MIN});
+  OnRowRuns(size(), threads, [&](size_t begin, size_t end, size_t t) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;  // not in `bounds`: its slots share a cache line
+    for (size_t r = begin; r < end; ++r) {
+      lo = std::min(lo, start_ns_[r]);
+      hi = std::max(hi, end_ns_[r]);
+    }
+    bounds[t] = {lo, hi};
+  });
   min_start_ns_ = INT64_MAX;
   max_end_ns_ = INT64_MIN;
-  for (int64_t s : start_ns_) min_start_ns_ = std::min(min_start_ns_, s);
-  for (int64_t e : end_ns_) max_end_ns_ = std::max(max_end_ns_, e);
+  for (const auto& [lo, hi] : bounds) {
+    min_start_ns_ = std::min(min_start_ns_, lo);
+    max_end_ns_ = std::max(max_end_ns_, hi);
+  }
 }
 
 }  // namespace prism::flow

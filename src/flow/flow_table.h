@@ -34,13 +34,14 @@ class FlowTable : public FlowSink, public BatchSink {
   // appends the columns on two threads (same result).
   void AppendTable(FlowTable&& later, std::span<const PointId> point_of, int threads = 1);
   // Sorts every column by (start_ns, end_ns, src, dst); stable for equal keys. `threads` > 1
-  // moves the columns in parallel (same result).
+  // runs the passes over the rows and the columns' moves in parallel (same result).
   void SortByStart(int threads = 1);
   // Rows [lo, hi) as a table of their own, endpoints interned in row order (ids are per table).
   FlowTable CopyRows(size_t lo, size_t hi) const;
   // Keeps only rows [lo, hi), in place, endpoints re-interned in row order: the table
   // CopyRows(lo, hi) would return, without a second copy of the columns (the last window).
-  void KeepRows(size_t lo, size_t hi);
+  // `threads` > 1 runs its passes over the rows in parallel (same result).
+  void KeepRows(size_t lo, size_t hi, int threads = 1);
 
   // Frees the columns only transfer building reads (qp, and sampling_rate when no record is
   // sampled: EstimatedBytes needs it otherwise): afterwards CopyRows / KeepRows / SortByStart
@@ -83,8 +84,10 @@ class FlowTable : public FlowSink, public BatchSink {
   int64_t max_end_ns() const { return max_end_ns_; }
 
  private:
-  void RecomputeBounds();
-  void OrderEqualStarts();
+  void RecomputeBounds(int threads = 1);
+  bool StartsInOrder(int threads) const;
+  void OrderEqualStarts(int threads);
+  void OrderEqualStartsIn(size_t lo, size_t hi);  // rows [lo, hi): whole runs of equal start
 
   EndpointTable endpoints_;
   EndpointCache endpoint_cache_;  // in front of endpoints_ for appends

@@ -261,6 +261,46 @@ TEST(FlowTableSort, CopyAndKeepRowsAreSortedByTheirOwnIds) {
 }
 
 
+// With threads, KeepRows finds the endpoints' first rows, remaps the rows, checks the order and
+// orders the ties in runs of rows side by side: the table, endpoint ids and bounds one thread
+// gives. Starts take 400 values, so runs of ~700 equal starts straddle the points where the rows
+// are cut; some endpoints appear only in the last rows (the last run), the others in every run.
+TEST(FlowTableSort, KeepRowsOnThreadsGivesTheOneThreadTable) {
+  auto make = [] {
+    FlowTable t = Random(300'000, 3'000, 400, 3, 23);
+    for (uint32_t k = 0; k < 50; ++k) {
+      FlowRecord r;
+      r.src = IpAddr::FromV4(0x0B000000u + k);
+      r.dst = IpAddr::FromV4(0x0A000000u + k);
+      r.start_ns = 1'700'000'000'000'000'000 + 399;
+      r.end_ns = r.start_ns + 1;
+      r.bytes = 300'000 + k;
+      t.OnRecord(r);
+    }
+    t.SortByStart();
+    return t;
+  };
+  const size_t lo = 10'000, hi = 300'050;
+  FlowTable one = make();
+  one.KeepRows(lo, hi, 1);
+  for (int threads : {2, 3}) {
+    SCOPED_TRACE(threads);
+    FlowTable many = make();
+    many.KeepRows(lo, hi, threads);
+    ExpectRows(Rows(many), Rows(one));
+    ASSERT_EQ(many.endpoints().size(), one.endpoints().size());
+    for (EndpointId e = 0; e < one.endpoints().size(); ++e)
+      EXPECT_EQ(many.endpoints().Addr(e), one.endpoints().Addr(e)) << "endpoint " << e;
+    EXPECT_EQ(many.min_start_ns(), one.min_start_ns());
+    EXPECT_EQ(many.max_end_ns(), one.max_end_ns());
+  }
+  // And one thread's is the promised order (start, end, src, dst) by the kept rows' own ids.
+  const std::vector<Row> want = ReferenceOrder(Rows(one));
+  ExpectRows(Rows(one), want);
+  EXPECT_GT(one.endpoints().size(), 3'000u);  // the endpoints of the last rows only are in
+}
+
+
 // Rows appended a batch at a time (the decoders' column path) give the table OnRecord gives one
 // by one: the same columns, endpoints interned in the same order. 40,000 addresses over 16,384
 // cache slots, so slots are shared and overwritten; a KeepRows in between replaces the endpoint

@@ -2,22 +2,12 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <thread>
 #include <utility>
+
+#include "flow/row_runs.h"
 
 namespace prism::flow {
 namespace {
-
-// Below this many keys per thread, starting threads costs more than the pass they share.
-constexpr size_t kMinKeysPerThread = size_t{1} << 16;
-
-// fn(t) for t in [0, runs): run 0 on the caller, the others on threads of their own.
-template <typename Fn>
-void OnRuns(size_t runs, Fn fn) {
-  std::vector<std::jthread> others;
-  for (size_t t = 1; t < runs; ++t) others.emplace_back([&fn, t] { fn(t); });
-  fn(0);
-}
 
 struct Digits {
   int passes, bits;
@@ -80,8 +70,7 @@ void SortOnRuns(BigVector<uint64_t>* keys, int low_bit, const Digits& d, size_t 
 
 void RadixSortByBits(BigVector<uint64_t>* keys, int low_bit, int bits, int threads) {
   const Digits d = DigitsFor(bits);
-  const size_t runs =
-      std::clamp<size_t>(keys->size() / kMinKeysPerThread, 1, size_t(std::max(1, threads)));
+  const size_t runs = RowRunsFor(keys->size(), threads);
   if (runs == 1) {
     SortOnOneThread(keys, low_bit, d);
   } else {

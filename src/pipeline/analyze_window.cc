@@ -5,23 +5,30 @@
 #endif
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include "analysis/endpoint_context.h"
 #include "core/big_blocks.h"
+#include "flow/row_runs.h"
 #include "pipeline/network_rule_beside.h"
 
 namespace prism::pipeline {
 namespace {
 
-uint64_t CountNonGpuRecords(const flow::FlowTable& w, const analysis::EndpointContext& ctx) {
-  uint64_t n = 0;
+uint64_t CountNonGpuRecords(const flow::FlowTable& w, const analysis::EndpointContext& ctx,
+                            int threads) {
   auto src = w.src();
   auto dst = w.dst();
-  for (size_t r = 0; r < w.size(); ++r) {
-    if (!ctx.is_gpu[src[r]] || !ctx.is_gpu[dst[r]]) ++n;
-  }
-  return n;
+  std::vector<uint64_t> count(flow::RowRunsFor(w.size(), threads), 0);
+  flow::OnRowRuns(w.size(), threads, [&](size_t begin, size_t end, size_t t) {
+    uint64_t n = 0;
+    for (size_t r = begin; r < end; ++r) {
+      if (!ctx.is_gpu[src[r]] || !ctx.is_gpu[dst[r]]) ++n;
+    }
+    count[t] = n;
+  });
+  return std::accumulate(count.begin(), count.end(), uint64_t{0});
 }
 
 }  // namespace
@@ -29,7 +36,7 @@ uint64_t CountNonGpuRecords(const flow::FlowTable& w, const analysis::EndpointCo
 void PrepareWindowTable(flow::FlowTable* table, int threads) {
   table->SortByStart(threads);
   KeepBlocksForTheAnalysis(table->size());
-  table->KeepRows(0, table->size());
+  table->KeepRows(0, table->size(), threads);
 }
 
 void KeepBlocksForTheAnalysis(size_t records) {
@@ -59,7 +66,7 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
   out.records = table.size();
   KeepBlocksForTheAnalysis(table.size());  // a window copied from a larger table sorted itself
   analysis::EndpointContext ctx = analysis::BuildEndpointContext(table.endpoints(), in.topology);
-  out.non_gpu_records = CountNonGpuRecords(table, ctx);
+  out.non_gpu_records = CountNonGpuRecords(table, ctx, options.analysis.threads);
   if (input_stats != nullptr) input_stats->Add(Stat::records_non_gpu, out.non_gpu_records);
   lap("window", out.records);
 
