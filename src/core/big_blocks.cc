@@ -126,6 +126,7 @@ void KeepBigBlocksFor(std::initializer_list<size_t> requests) {
     // The pieces the requests would be cut, as TakeBigBlock would cut them; all else goes.
     std::vector<Block> wanted;
     for (size_t request : requests) {
+      if (request < kBigBlockMinBytes) continue;  // served by the heap, never by a kept block
       const size_t want = WholePages(request);
       if (char* p = CutFromKept(kept, want)) wanted.push_back({p, want});
     }

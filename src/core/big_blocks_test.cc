@@ -106,6 +106,17 @@ TEST(BigBlocks, KeepingForRequestsKeepsTheBlocksTheyWouldTake) {
   ReleaseBigBlocks();
 }
 
+TEST(BigBlocks, KeepingForRequestsTheHeapServesKeepsNothing) {
+  ReleaseBigBlocks();
+  void* block = TakeBigBlock(16 * kMiB);
+  GiveBackBigBlock(block, 16 * kMiB);
+  // A request below kBigBlockMinBytes goes to the heap: a piece kept for it would stay resident.
+  KeepBigBlocksFor({kBigBlockMinBytes - 1, 0});
+  EXPECT_EQ(KeptBigBlockBytes(), 0u);
+  EXPECT_EQ(KeptBigBlocks(), 0u);
+  ReleaseBigBlocks();
+}
+
 TEST(BigBlocks, BigVectorsReuseEachOthersStorage) {
   ReleaseBigBlocks();
   const size_t n = 8 * kMiB / sizeof(uint64_t);

@@ -43,13 +43,15 @@ void KeepBlocksForTheAnalysis(size_t records) {
   KeepBigBlocksFor({sizeof(uint32_t) * records, sizeof(uint32_t) * records});
 }
 
+void KeepBlocksForDiagnosis(size_t records) { KeepBigBlocksFor({sizeof(uint16_t) * records}); }
+
 // glibc keeps freed heap pages resident, and diagnosis's allocations, made in other sizes, reuse
 // only part of what the analysis freed (its transfers, and with threads the workers' lists):
 // without this the peak RSS of diagnosis counted ~50 MB (1 thread) to ~130 MB (2 threads) of freed
 // memory at paper scale. A few ms: malloc_trim walks the free lists and madvises whole free pages.
-// The kept big blocks (core/big_blocks.h) go back too: diagnosis's memory is its own.
-void ReturnFreedMemory() {
-  ReleaseBigBlocks();
+// Of the kept big blocks (core/big_blocks.h) only the one diagnosis takes first stays.
+void ReturnFreedMemory(size_t records) {
+  KeepBlocksForDiagnosis(records);
 #if defined(__GLIBC__)
   malloc_trim(0);
 #endif
@@ -77,11 +79,12 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
   // analysis's later stages (network_rule_beside.h); on one thread it runs in Diagnose, after them.
   NetworkRuleBeside network(table, *in.points, ctx, diagnosis_options);
   analysis::AnalysisOptions analysis_options = options.analysis;
-  // The columns transfers alone read are let go for good (not kept: nothing of the size is
-  // asked for again before diagnosis, and classification and the timelines grow meanwhile).
+  // The columns transfers alone read are let go, but for the block diagnosis takes first (its
+  // record classes, 2 bytes per record, live from its start): kept through classification and
+  // the timelines (below the sort's peak), where unmapped it was fresh pages again in diagnosis.
   analysis_options.on_transfers_built = [&table] {
     table.ReleaseTransferColumns();
-    ReleaseBigBlocks();
+    KeepBlocksForDiagnosis(table.size());
   };
   if (analysis_options.threads > 1)
     analysis_options.on_labels_final = [&network](const analysis::AnalysisResults& labelled) {
@@ -91,7 +94,7 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
       analysis::Analyze(table, ctx, in.end_ns, analysis_options, &out.analysis);
   analysis_options.on_transfers_built = nullptr;
   analysis_options.on_labels_final = nullptr;
-  ReturnFreedMemory();
+  ReturnFreedMemory(table.size());
   lap("analyze", out.records);  // replaced below by the analysis's own stages
   if (laps != nullptr && timer != nullptr) {
     laps->pop_back();

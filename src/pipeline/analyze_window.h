@@ -83,7 +83,12 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
                             analysis::StageTimer* timer = nullptr,
                             std::vector<analysis::StageTime>* laps = nullptr);
 
-// Returns the heap the analysis freed to the OS (glibc keeps freed pages resident otherwise).
-void ReturnFreedMemory();
+// Returns the heap the analysis freed to the OS (glibc keeps freed pages resident otherwise) and
+// every kept big block but the one diagnosis of a window of `records` takes first.
+void ReturnFreedMemory(size_t records);
+
+// Of the kept big blocks, only the one diagnosis of a window of `records` takes first (its record
+// classes, 2 bytes per record: diagnosis/rules/bandwidth_cells.h) stays; the rest is unmapped.
+void KeepBlocksForDiagnosis(size_t records);
 
 }  // namespace prism::pipeline

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "analysis/pair_key_map.h"
+#include "core/big_blocks.h"
 #include "core/prefetch.h"
 #include "diagnosis/rules/rule_context.h"
 
@@ -45,14 +46,16 @@ class RecordClasses {
   }
   size_t classes() const { return class_median_.size(); }
   // Frees the per-record classes (2 bytes per record) once the cells are built.
-  void Release() { std::vector<uint16_t>().swap(class_); }
+  void Release() { BigVector<uint16_t>().swap(class_); }
 
  private:
   explicit RecordClasses(const RuleContext& rc) : rc_(&rc) {}
   int ComputeClass(size_t row) const;
 
   const RuleContext* rc_;
-  std::vector<uint16_t> class_;  // per record; empty when there are too many classes to hold
+  // Per record; empty when there are too many classes to hold. In a kept block when large (core/
+  // big_blocks.h): the analysis keeps one of this size for it (pipeline/analyze_window.h).
+  BigVector<uint16_t> class_;
   std::vector<double> class_median_;
   analysis::PairKeyMap pair_index_;
   std::vector<analysis::PairLabel> label_of_;  // by pair index

@@ -11,6 +11,7 @@
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/pair_key_map.h"
 #include "analysis/parallel_for.h"
+#include "core/big_blocks.h"
 #include "diagnosis/robust_stats.h"
 #include "diagnosis/rules/bandwidth_cells.h"
 #include "diagnosis/rules/slow_endpoints.h"
@@ -387,6 +388,9 @@ NetworkFindings JudgeFabric(const RuleContext& rc, int64_t first_start_ns, int64
   });
   const CellGrid grid = BuildCellGrid(rc, *classes, bins);
   classes.reset();
+  // The classes' and the grid builder's big buffers were kept (core/big_blocks.h): nothing after
+  // this asks for buffers of their size, and judging grows on the heap.
+  ReleaseBigBlocks();
   const Degradation d = JudgeBins(rc, grid, std::move(slow_endpoints));
   const std::vector<std::vector<bool>> flags = Unexplained(rc, grid, d);
   for (size_t e = 0; e < grid.elements.size(); ++e) AddFindings(grid, d, e, flags[e], rc.options, &out);
