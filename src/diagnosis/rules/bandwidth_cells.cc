@@ -104,6 +104,12 @@ struct FirstRows {
   std::vector<uint32_t> element, cell;
 };
 
+// A record's relative bandwidth and estimated bytes, as a closing bin reads them.
+struct RowValues {
+  double relative = 0;
+  double bytes = 0;
+};
+
 // Builds the grid's elements and cells in one pass over the records.
 class GridBuilder {
  public:
@@ -118,7 +124,6 @@ class GridBuilder {
   void Run(size_t begin, size_t end) {
     const auto& f = rc_.flows;
     const auto start = f.start_ns();
-    slow_.resize(f.size());
     for (size_t r = begin; r < end; ++r) {
       const int record_class = classes_.ClassOf(r);
       if (record_class < 0) continue;
@@ -129,8 +134,14 @@ class GridBuilder {
         for (uint32_t slot : open_slots_) open_cell_[slot] = -1;
         open_slots_.clear();
         open_bin_ = bin;
+        first_open_row_ = r;
+        open_row_values_.clear();
       }
-      if (classes_.RelativeBandwidth(r) < 1 - rc_.options.min_bw_drop) slow_[r] = true;
+      if (sorted_) {
+        const size_t k = r - first_open_row_;
+        if (open_row_values_.size() <= k) open_row_values_.resize(k + 1);
+        open_row_values_[k] = {classes_.RelativeBandwidth(r), double(f.EstimatedBytes(r))};
+      }
       for (uint32_t e : Route(r)) AddToCell(e, bin, record_class, r);
       if (part_ != GridPart::kSwitches)
         for (EndpointId end : {f.src()[r], f.dst()[r]})
@@ -248,51 +259,72 @@ class GridBuilder {
   }
 
   // The open bin's records go to one list of (cell, row) in record order, appended without a
-  // cache miss (a list per cell missed on nearly every record at 100,000 GPUs); closing the bin
-  // groups the rows by cell (a counting sort, record order kept) and takes each cell's load, jobs
-  // and typical relative bandwidth, worked out again from the rows (the same doubles, summed in
-  // the same order): 8 + 4 bytes per record and element crossed in the open bin, where keeping
-  // the value took 16 + 8. Cells are created in the open bin only, so its cells are
-  // [first_open_, cells.size()). Each cell's slow records are appended to the grid's slow_rows in
-  // the same pass, in record order.
+  // cache miss (a list per cell missed on nearly every record at 100,000 GPUs). Closing the bin
+  // reads that list twice, in record order: once to count each cell's records and slow records,
+  // once to add each record to its cell's load and jobs and to place its relative bandwidth (judged
+  // cells) and its row (slow records) in its cell's run of one list, record order kept. So every
+  // sum and list is the one a pass over each cell's records in record order makes, and the
+  // record's values are read in row order; what is reached at random is the open bin's cells
+  // (~12 MB at 100,000 GPUs, where the rows grouped by cell reached the bin's records, 60 MB, at
+  // random, a miss on nearly every one). Cells are created in the open bin only, so its cells
+  // are [first_open_, cells.size()); each cell's slow records are appended to the grid's
+  // slow_rows cell after cell.
   void CloseBin() {
     const size_t open = grid_.cells.size() - first_open_;
-    first_of_.assign(open + 1, 0);
-    for (const CellRow& v : open_rows_) ++first_of_[size_t(v.cell) - first_open_ + 1];
-    for (size_t k = 0; k < open; ++k) first_of_[k + 1] += first_of_[k];
-    grouped_.resize(open_rows_.size());
-    for (const CellRow& v : open_rows_) grouped_[first_of_[size_t(v.cell) - first_open_]++] = v.row;
-    // first_of_[k] now ends cell k's rows (and starts cell k + 1's).
+    const double slow_below = 1 - rc_.options.min_bw_drop;
+    records_of_.assign(open, 0);
+    slow_of_.assign(open, 0);
+    for (const CellRow& v : open_rows_) {
+      const size_t k = size_t(v.cell) - first_open_;
+      ++records_of_[k];
+      slow_of_[k] += ValuesOf(v.row).relative < slow_below;
+    }
+    // Where each cell's values and slow rows go: its run of each list, cell after cell.
+    value_at_.resize(open);
+    slow_at_.resize(open);
+    size_t values = 0, slow = grid_.slow_rows.size();
+    for (size_t k = 0; k < open; ++k) {
+      Cell& c = grid_.cells[first_open_ + k];
+      c.flows = records_of_[k];
+      c.slow_begin = slow;
+      c.slow_count = slow_of_[k];
+      value_at_[k] = values;
+      slow_at_[k] = slow;
+      if (c.flows >= kMinFlowsPerCell) values += c.flows;
+      slow += c.slow_count;
+    }
+    grid_.slow_rows.resize(slow);
+    cell_values_.resize(values);
+    for (size_t i = 0; i < open_rows_.size(); ++i) {
+      if (i + kPrefetchAhead < open_rows_.size())
+        __builtin_prefetch(&grid_.cells[size_t(open_rows_[i + kPrefetchAhead].cell)]);
+      const CellRow& v = open_rows_[i];
+      const size_t k = size_t(v.cell) - first_open_;
+      Cell& c = grid_.cells[size_t(v.cell)];
+      const RowValues rv = ValuesOf(v.row);
+      c.bytes += rv.bytes;
+      CountJob(c, classes_.ClassOf(v.row) / 2);
+      if (rv.relative < slow_below) grid_.slow_rows[slow_at_[k]++] = v.row;
+      if (c.flows >= kMinFlowsPerCell) cell_values_[value_at_[k]++] = rv.relative;
+    }
     size_t begin = 0;
     for (size_t k = 0; k < open; ++k) {
       Cell& c = grid_.cells[first_open_ + k];
-      const size_t end = first_of_[k];
-      c.flows = static_cast<uint32_t>(end - begin);
-      c.slow_begin = grid_.slow_rows.size();
-      // One pass over the cell's rows (each a miss at 100,000 GPUs) takes everything of a row.
-      const bool judged = c.flows >= kMinFlowsPerCell;
-      values_.clear();
-      for (size_t i = begin; i < end; ++i) {
-        if (i + kPrefetchAhead < grouped_.size()) PrefetchRow(grouped_[i + kPrefetchAhead]);
-        const uint32_t row = grouped_[i];
-        c.bytes += double(rc_.flows.EstimatedBytes(row));
-        CountJob(c, classes_.ClassOf(row) / 2);
-        if (slow_[row]) grid_.slow_rows.push_back(row);
-        if (judged) values_.push_back(classes_.RelativeBandwidth(row));
-      }
-      c.slow_count = static_cast<uint32_t>(grid_.slow_rows.size() - c.slow_begin);
-      if (judged) c.typical = InterquartileMean(values_);
-      begin = end;
+      if (c.flows < kMinFlowsPerCell) continue;
+      c.typical = InterquartileMean(std::span<double>(cell_values_.data() + begin, c.flows));
+      begin += c.flows;
     }
     open_rows_.clear();
     first_open_ = grid_.cells.size();
   }
 
-  // A bin's rows grouped by cell are spread over the bin (millions of records at 100,000 GPUs):
-  // the columns of the row kPrefetchAhead ahead are asked for early, so misses overlap.
-  void PrefetchRow(uint32_t row) const {
-    rc_.flows.PrefetchRow(row);
-    classes_.PrefetchClass(row);
+  // A record's relative bandwidth and estimated bytes. When rows are sorted, the open bin's rows
+  // are the run [first_open_row_, ...) and their values were kept in row order as the rows were
+  // added (the same doubles), so closing the bin reads them in order from one array instead of
+  // working them out again from three columns.
+  RowValues ValuesOf(uint32_t row) const {
+    if (sorted_) return open_row_values_[row - first_open_row_];
+    return {classes_.RelativeBandwidth(row), double(rc_.flows.EstimatedBytes(row))};
   }
 
   struct CellRow {
@@ -312,15 +344,18 @@ class GridBuilder {
   std::map<std::tuple<uint32_t, int, int>, uint32_t> odd_routes_;  // ids beyond the packed range
   std::vector<uint32_t> route_elements_;  // every route's elements, route after route
   std::vector<uint32_t> route_first_ = {0};  // route i is [route_first_[i], route_first_[i + 1])
-  // The open bin's (cell, row) list and its rows grouped by cell: 12 bytes per record and element
-  // crossed in a bin, hundreds of MB at 100,000 GPUs, so in kept blocks (core/big_blocks.h) that
-  // a doubling grows in place of fresh pages, handed on when the builder is done.
+  // The open bin's (cell, row) list and its judged cells' values, cell after cell: 16 bytes per
+  // record and element crossed in a bin, hundreds of MB at 100,000 GPUs, so in kept blocks
+  // (core/big_blocks.h) that a doubling grows in place of fresh pages.
   BigVector<CellRow> open_rows_;
-  BigVector<uint32_t> grouped_;
-  std::vector<bool> slow_;  // per record: below the drop threshold (1 bit, where a list per cell
-                            // took 24 bytes a cell and a heap block)
-  std::vector<size_t> first_of_;
-  std::vector<double> values_;
+  BigVector<double> cell_values_;
+  // Rows sorted: the open bin's first row and each of its rows' values (16 bytes per record of
+  // one bin; the bit per record of the window that marked the slow ones is not needed).
+  size_t first_open_row_ = 0;
+  std::vector<RowValues> open_row_values_;
+  // Per open cell: its records and slow records, and where its next value and slow row go.
+  std::vector<uint32_t> records_of_, slow_of_;
+  std::vector<size_t> value_at_, slow_at_;
   size_t first_open_ = 0;
   std::vector<int32_t> open_cell_;
   std::vector<uint32_t> open_slots_;
