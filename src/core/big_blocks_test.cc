@@ -56,7 +56,9 @@ TEST(BigBlocks, LiveBlocksNeverShareAPage) {
   void* between = TakeBigBlock(4 * kMiB);
   GiveBackBigBlock(d, 12 * kMiB);
   GiveBackBigBlock(c, 20 * kMiB);
-  if (KeptBigBlocks() == 2) EXPECT_EQ(TakeBigBlock(12 * kMiB), d);
+  if (KeptBigBlocks() == 2) {
+    EXPECT_EQ(TakeBigBlock(12 * kMiB), d);
+  }
   ReleaseBigBlocks();
   GiveBackBigBlock(b, 20 * kMiB);
   GiveBackBigBlock(between, 4 * kMiB);
