@@ -58,21 +58,62 @@ Status DeliveredMessage::Ack() {
 
 PullConsumer::~PullConsumer() { natsSubscription_Destroy(sub_); }
 
+namespace {
+
+// Every message of a fetch's list into `out`, the list freed.
+void TakeMessages(natsMsgList* list, std::vector<DeliveredMessage>* out) {
+  for (int i = 0; i < list->Count; ++i) {
+    out->emplace_back(list->Msgs[i]);
+    list->Msgs[i] = nullptr;  // owned by `out` now: natsMsgList_Destroy skips it
+  }
+  natsMsgList_Destroy(list);
+}
+
+}  // namespace
+
+bool LibraryBatchFetchIsSafe() {
+  static const bool safe = nats_GetVersionNumber() >= kFirstSafeBatchFetchVersion;
+  return safe;
+}
+
 StatusOr<std::vector<DeliveredMessage>> PullConsumer::Fetch(int n,
                                                             std::chrono::milliseconds timeout) {
+  std::vector<DeliveredMessage> out;
   natsMsgList list{};
   jsErrCode jerr = jsErrCode(0);
-  const natsStatus s = natsSubscription_Fetch(&list, sub_, n, timeout.count(), &jerr);
-  std::vector<DeliveredMessage> out;
   // A fetch that collected messages before its timeout or error returns NATS_OK with them (libnats
   // 3.4, natsSubscription_Fetch); otherwise it has freed its array and `list` is empty.
+  if (LibraryBatchFetchIsSafe()) {
+    const natsStatus s = natsSubscription_Fetch(&list, sub_, n, timeout.count(), &jerr);
+    if (s == NATS_TIMEOUT) return out;
+    if (s != NATS_OK) return NatsError("fetching messages", s, jerr);
+    TakeMessages(&list, &out);
+    return out;
+  }
+  // Older libnats (see jetstream.h): one message a fetch, which cannot overflow. The first waits
+  // up to `timeout`; the others take what already waits in the subscription, else ask the server
+  // (no_wait) for what it holds now. A no_wait request that carries an expiry, as libnats sends
+  // it, is held by the server until a message comes or it expires (nats-server 2.9: with
+  // nothing to deliver it waits; for a durable consumer, until unacknowledged messages of this
+  // very fetch are delivered again after the ack wait): so it expires soon, and a fetch that has
+  // emptied the stream ends within ~50 ms.
+  const auto follow_up_wait = std::min(timeout, std::chrono::milliseconds(50));
+  natsStatus s = natsSubscription_Fetch(&list, sub_, 1, timeout.count(), &jerr);
   if (s == NATS_TIMEOUT) return out;
   if (s != NATS_OK) return NatsError("fetching messages", s, jerr);
-  for (int i = 0; i < list.Count; ++i) {
-    out.emplace_back(list.Msgs[i]);
-    list.Msgs[i] = nullptr;  // owned by `out` now: natsMsgList_Destroy skips it
+  TakeMessages(&list, &out);
+  while (static_cast<int>(out.size()) < n) {
+    jsFetchRequest req;
+    jsFetchRequest_Init(&req);
+    req.Batch = 1;
+    req.NoWait = true;
+    req.Expires = std::chrono::nanoseconds(follow_up_wait).count();
+    s = natsSubscription_FetchRequest(&list, sub_, &req);
+    // None now (404, or the request expired: 408), or an error: the messages taken are
+    // returned, and the next Fetch meets the error again if it lasts.
+    if (s != NATS_OK) break;
+    TakeMessages(&list, &out);
   }
-  natsMsgList_Destroy(&list);
   return out;
 }
 

@@ -53,13 +53,30 @@ class DeliveredMessage {
   uint64_t stream_sequence_ = 0, deliveries_ = 0;
 };
 
+// The batch fetch of libnats before 3.9.0 (Debian's is 3.4) writes past its array of n message
+// pointers when it finds c messages already waiting in the subscription, n/2 <= c < n, and more
+// than n - c arrive before its timeout: it asks the server for n - c, lowering the batch it
+// compares its count with to n - c, which its count already exceeds, so it takes every message
+// that comes until the timeout (nats.c src/js.c `_fetch`; fixed upstream in 3.9.0 by commit
+// 8099b5c, "Fix heap buffer overflow in _fetch", #749). Messages arrive unasked-for routinely:
+// those of a fetch that timed out before they came, of a fetch that stopped early the same way
+// (c < n/2: it returns at n - c, c of its messages still coming), and, after a server restart,
+// of every fetch made while it was down, whose requests the client buffered and sends together
+// on reconnecting. At 64 a fetch that corrupted the heap of analysers whose server was killed
+// (docs/scale-out.md, A node restart). Older libraries are asked for one message a fetch: with
+// n = 1, c is 0 or 1 and the count stops at 1 (tests/scaleout/fetch_strays.sh).
+inline constexpr int kFirstSafeBatchFetchVersion = 0x030900;  // nats_GetVersionNumber()'s form
+bool LibraryBatchFetchIsSafe();  // of the libnats loaded at run time
+
 class PullConsumer {
  public:
   explicit PullConsumer(__natsSubscription* sub) : sub_(sub) {}
   ~PullConsumer();
   PullConsumer(const PullConsumer&) = delete;
   PullConsumer& operator=(const PullConsumer&) = delete;
-  // Up to `n` messages, waiting at most `timeout` for the first; none is no error.
+  // Up to `n` messages, waiting at most `timeout` for the first; none is no error. With a libnats
+  // whose batch fetch can overflow (above), fetched one at a time: the first waits, the others
+  // are what the server has at once.
   StatusOr<std::vector<DeliveredMessage>> Fetch(int n, std::chrono::milliseconds timeout);
   // Messages of the consumer's subjects not yet delivered to it (the server's count): how far a
   // reader of some subjects only is behind; the stream's last sequence counts every subject.
