@@ -56,6 +56,21 @@ Status DeliveredMessage::Ack() {
   return OkStatus();
 }
 
+namespace {
+
+// Where a pull request for a consumer's next messages goes (the JetStream API's default prefix).
+std::string NextMessageSubject(const std::string& stream, const std::string& consumer) {
+  return fmt::format("$JS.API.CONSUMER.MSG.NEXT.{}.{}", stream, consumer);
+}
+
+}  // namespace
+
+PullConsumer::PullConsumer(natsConnection* nc, natsSubscription* sub, const std::string& stream,
+                           const std::string& consumer)
+    : nc_(nc), sub_(sub) {
+  if (!consumer.empty()) next_subject_ = NextMessageSubject(stream, consumer);
+}
+
 PullConsumer::~PullConsumer() { natsSubscription_Destroy(sub_); }
 
 namespace {
@@ -90,30 +105,90 @@ StatusOr<std::vector<DeliveredMessage>> PullConsumer::Fetch(int n,
     TakeMessages(&list, &out);
     return out;
   }
-  // Older libnats (see jetstream.h): one message a fetch, which cannot overflow. The first waits
-  // up to `timeout`; the others take what already waits in the subscription, else ask the server
-  // (no_wait) for what it holds now. A no_wait request that carries an expiry, as libnats sends
-  // it, is held by the server until a message comes or it expires (nats-server 2.9: with
-  // nothing to deliver it waits; for a durable consumer, until unacknowledged messages of this
-  // very fetch are delivered again after the ack wait): so it expires soon, and a fetch that has
-  // emptied the stream ends within ~50 ms.
-  const auto follow_up_wait = std::min(timeout, std::chrono::milliseconds(50));
-  natsStatus s = natsSubscription_Fetch(&list, sub_, 1, timeout.count(), &jerr);
-  if (s == NATS_TIMEOUT) return out;
-  if (s != NATS_OK) return NatsError("fetching messages", s, jerr);
-  TakeMessages(&list, &out);
-  while (static_cast<int>(out.size()) < n) {
+  return FetchOneByOne(n, timeout);
+}
+
+// Older libnats (see jetstream.h). A library fetch of one takes a message waiting in the
+// subscription without asking the server; finding none, it asks for one and waits. So: what
+// waits first, then one pull request of our own for the rest, sent as the library's batch fetch
+// sends it (no_wait with an expiry: the server delivers what it has, or the first message to
+// come within the expiry), its messages taken one by one. A library fetch that found nothing
+// waiting left its own request for one behind: that message comes later and waits, in stream
+// order, for the next Fetch, as do any beyond `n`.
+//
+// A library fetch of one asks (when it asks) without no_wait: the server holds the request until
+// a message comes or it expires, and refuses a no_wait request at once ("408 Requests Pending")
+// while earlier requests wait for more than it has, which would end the batch before our own
+// request's messages came. Only the first message is waited for up to `timeout`; after one, a
+// fetch expiring within 50 ms ends the batch once nothing more comes (a longer one would, for a
+// durable consumer, wait until this very fetch's unacknowledged messages are delivered again).
+StatusOr<std::vector<DeliveredMessage>> PullConsumer::FetchOneByOne(
+    int n, std::chrono::milliseconds timeout) {
+  std::vector<DeliveredMessage> out;
+  if (next_subject_.empty()) {
+    // An ephemeral consumer's name, which only the server knows.
+    jsConsumerInfo* ci = nullptr;
+    jsErrCode jerr = jsErrCode(0);
+    const natsStatus s = natsSubscription_GetConsumerInfo(&ci, sub_, nullptr, &jerr);
+    if (s != NATS_OK) return NatsError("consumer info", s, jerr);
+    next_subject_ = NextMessageSubject(ci->Stream, ci->Name);
+    jsConsumerInfo_Destroy(ci);
+  }
+  constexpr std::chrono::milliseconds kFollowUpWait{50};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto remaining = [&] {
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()));
+  };
+  // One library fetch of one message: false when none came (its expiry, or the server's status
+  // for no messages), or on an error, kept only when nothing was taken before it (the next Fetch
+  // meets it again if it lasts).
+  Status error = OkStatus();
+  auto take_one = [&](std::chrono::milliseconds wait) {
+    natsMsgList list{};
     jsFetchRequest req;
     jsFetchRequest_Init(&req);
     req.Batch = 1;
-    req.NoWait = true;
-    req.Expires = std::chrono::nanoseconds(follow_up_wait).count();
-    s = natsSubscription_FetchRequest(&list, sub_, &req);
-    // None now (404, or the request expired: 408), or an error: the messages taken are
-    // returned, and the next Fetch meets the error again if it lasts.
-    if (s != NATS_OK) break;
-    TakeMessages(&list, &out);
+    req.Expires = std::chrono::nanoseconds(wait).count();
+    const natsStatus s = natsSubscription_FetchRequest(&list, sub_, &req);
+    if (s == NATS_OK) {
+      TakeMessages(&list, &out);
+      return true;
+    }
+    if (s != NATS_TIMEOUT && s != NATS_NOT_FOUND && out.empty()) {
+      error = NatsError("fetching messages", s);
+    }
+    return false;
+  };
+  auto next_wait = [&] { return out.empty() ? remaining() : std::min(kFollowUpWait, remaining()); };
+  auto waiting = [&] {
+    int msgs = 0;
+    return natsSubscription_GetPending(sub_, &msgs, nullptr) == NATS_OK && msgs > 0;
+  };
+  while (static_cast<int>(out.size()) < n && waiting()) {
+    if (!take_one(next_wait())) break;
   }
+  if (!error) return std::unexpected(error.error());
+  if (static_cast<int>(out.size()) >= n) return out;
+  // The server's expiry a little before ours, as the library sets it.
+  const auto wait = remaining();
+  const auto expires = wait >= std::chrono::milliseconds(20) ? wait - std::chrono::milliseconds(10)
+                                                             : wait;
+  const std::string request =
+      fmt::format(R"({{"batch":{},"expires":{},"no_wait":true}})",
+                  n - static_cast<int>(out.size()), std::chrono::nanoseconds(expires).count());
+  const natsStatus s = natsConnection_PublishRequestString(nc_, next_subject_.c_str(),
+                                                           natsSubscription_GetSubject(sub_),
+                                                           request.c_str());
+  if (s != NATS_OK) {
+    if (out.empty()) return NatsError("asking for messages", s);
+    return out;
+  }
+  while (static_cast<int>(out.size()) < n && std::chrono::steady_clock::now() < deadline) {
+    if (!take_one(next_wait())) break;
+  }
+  if (!error) return std::unexpected(error.error());
   return out;
 }
 
@@ -228,7 +303,7 @@ StatusOr<std::unique_ptr<PullConsumer>> JetStream::Consume(const std::string& st
       js_PullSubscribe(&sub, js_, subject.c_str(), durable.c_str(), nullptr, &so, &jerr);
   if (s != NATS_OK)
     return NatsError(fmt::format("binding consumer {} of {}", durable, stream).c_str(), s, jerr);
-  return std::make_unique<PullConsumer>(sub);
+  return std::make_unique<PullConsumer>(nc_, sub, stream, durable);
 }
 
 Status JetStream::DeleteConsumer(const std::string& stream, const std::string& durable) {
@@ -279,7 +354,7 @@ StatusOr<std::unique_ptr<PullConsumer>> JetStream::ConsumeFrom(
   s = js_PullSubscribe(&sub, js_, subject.c_str(), durable.c_str(), nullptr, &so, &jerr);
   if (s != NATS_OK)
     return NatsError(fmt::format("binding consumer {} of {}", durable, stream).c_str(), s, jerr);
-  return std::make_unique<PullConsumer>(sub);
+  return std::make_unique<PullConsumer>(nc_, sub, stream, durable);
 }
 
 StatusOr<uint64_t> JetStream::AckFloor(const std::string& stream, const std::string& durable) {
@@ -314,7 +389,7 @@ StatusOr<std::unique_ptr<PullConsumer>> JetStream::ReadFrom(const std::string& s
                                  start_sequence).c_str(),
                      s, jerr);
   }
-  return std::make_unique<PullConsumer>(sub);
+  return std::make_unique<PullConsumer>(nc_, sub);
 }
 
 StatusOr<uint64_t> JetStream::LastSequence(const std::string& stream) {

@@ -63,27 +63,34 @@ class DeliveredMessage {
 // (c < n/2: it returns at n - c, c of its messages still coming), and, after a server restart,
 // of every fetch made while it was down, whose requests the client buffered and sends together
 // on reconnecting. At 64 a fetch that corrupted the heap of analysers whose server was killed
-// (docs/scale-out.md, A node restart). Older libraries are asked for one message a fetch: with
-// n = 1, c is 0 or 1 and the count stops at 1 (tests/scaleout/fetch_strays.sh).
+// (docs/scale-out.md, A node restart). Older libraries are asked for one message a library fetch
+// (with n = 1, c is 0 or 1 and the count stops at 1: tests/scaleout/fetch_strays.sh), the
+// messages asked of the server in one pull request of our own (PullConsumer::Fetch).
 inline constexpr int kFirstSafeBatchFetchVersion = 0x030900;  // nats_GetVersionNumber()'s form
 bool LibraryBatchFetchIsSafe();  // of the libnats loaded at run time
 
 class PullConsumer {
  public:
-  explicit PullConsumer(__natsSubscription* sub) : sub_(sub) {}
+  // `nc`: the connection `sub` is on (pull requests of our own are published on it); `stream`
+  // and `consumer`: the consumer's names when known (a durable's), else asked of the server.
+  PullConsumer(__natsConnection* nc, __natsSubscription* sub, const std::string& stream = {},
+               const std::string& consumer = {});
   ~PullConsumer();
   PullConsumer(const PullConsumer&) = delete;
   PullConsumer& operator=(const PullConsumer&) = delete;
   // Up to `n` messages, waiting at most `timeout` for the first; none is no error. With a libnats
-  // whose batch fetch can overflow (above), fetched one at a time: the first waits, the others
-  // are what the server has at once.
+  // whose batch fetch can overflow (above): the messages already in the subscription first, then
+  // one pull request for the rest, its messages taken by library fetches of one.
   StatusOr<std::vector<DeliveredMessage>> Fetch(int n, std::chrono::milliseconds timeout);
   // Messages of the consumer's subjects not yet delivered to it (the server's count): how far a
   // reader of some subjects only is behind; the stream's last sequence counts every subject.
   StatusOr<uint64_t> Pending();
 
  private:
+  StatusOr<std::vector<DeliveredMessage>> FetchOneByOne(int n, std::chrono::milliseconds timeout);
+  __natsConnection* nc_;
   __natsSubscription* sub_;
+  std::string next_subject_;  // the consumer's $JS.API.CONSUMER.MSG.NEXT.<stream>.<name>
 };
 
 class JetStream {

@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> sequences;
   std::string error;
   {
-    so::PullConsumer consumer(sub);  // destroys the subscription
+    so::PullConsumer consumer(nc, sub);  // destroys the subscription
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (static_cast<int>(sequences.size()) < kMessages &&
            std::chrono::steady_clock::now() < deadline) {
