@@ -66,8 +66,8 @@ std::string NextMessageSubject(const std::string& stream, const std::string& con
 }  // namespace
 
 PullConsumer::PullConsumer(natsConnection* nc, natsSubscription* sub, const std::string& stream,
-                           const std::string& consumer)
-    : nc_(nc), sub_(sub) {
+                           const std::string& consumer, bool pipelined)
+    : nc_(nc), sub_(sub), pipelined_(pipelined) {
   if (!consumer.empty()) next_subject_ = NextMessageSubject(stream, consumer);
 }
 
@@ -135,6 +135,7 @@ StatusOr<std::vector<DeliveredMessage>> PullConsumer::FetchOneByOne(
     jsConsumerInfo_Destroy(ci);
   }
   constexpr std::chrono::milliseconds kFollowUpWait{50};
+  constexpr std::chrono::milliseconds kShortestBatchWait{20};
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto remaining = [&] {
     return std::max(std::chrono::milliseconds(1),
@@ -145,11 +146,12 @@ StatusOr<std::vector<DeliveredMessage>> PullConsumer::FetchOneByOne(
   // for no messages), or on an error, kept only when nothing was taken before it (the next Fetch
   // meets it again if it lasts).
   Status error = OkStatus();
-  auto take_one = [&](std::chrono::milliseconds wait) {
+  auto take_one = [&](std::chrono::milliseconds wait, bool no_wait) {
     natsMsgList list{};
     jsFetchRequest req;
     jsFetchRequest_Init(&req);
     req.Batch = 1;
+    req.NoWait = no_wait;
     req.Expires = std::chrono::nanoseconds(wait).count();
     const natsStatus s = natsSubscription_FetchRequest(&list, sub_, &req);
     if (s == NATS_OK) {
@@ -167,10 +169,21 @@ StatusOr<std::vector<DeliveredMessage>> PullConsumer::FetchOneByOne(
     return natsSubscription_GetPending(sub_, &msgs, nullptr) == NATS_OK && msgs > 0;
   };
   while (static_cast<int>(out.size()) < n && waiting()) {
-    if (!take_one(next_wait())) break;
+    if (!take_one(next_wait(), false)) break;
   }
   if (!error) return std::unexpected(error.error());
   if (static_cast<int>(out.size()) >= n) return out;
+  if (!pipelined_ || timeout < kShortestBatchWait) {
+    // One request per message (see jetstream.h): the first waits, the others ask for what the
+    // server has now.
+    if (out.empty() && !take_one(remaining(), false)) {
+      if (!error) return std::unexpected(error.error());
+      return out;
+    }
+    while (static_cast<int>(out.size()) < n && take_one(kFollowUpWait, true)) {
+    }
+    return out;
+  }
   // The server's expiry a little before ours, as the library sets it.
   const auto wait = remaining();
   const auto expires = wait >= std::chrono::milliseconds(20) ? wait - std::chrono::milliseconds(10)
@@ -186,7 +199,7 @@ StatusOr<std::vector<DeliveredMessage>> PullConsumer::FetchOneByOne(
     return out;
   }
   while (static_cast<int>(out.size()) < n && std::chrono::steady_clock::now() < deadline) {
-    if (!take_one(next_wait())) break;
+    if (!take_one(next_wait(), false)) break;
   }
   if (!error) return std::unexpected(error.error());
   return out;
@@ -303,7 +316,7 @@ StatusOr<std::unique_ptr<PullConsumer>> JetStream::Consume(const std::string& st
       js_PullSubscribe(&sub, js_, subject.c_str(), durable.c_str(), nullptr, &so, &jerr);
   if (s != NATS_OK)
     return NatsError(fmt::format("binding consumer {} of {}", durable, stream).c_str(), s, jerr);
-  return std::make_unique<PullConsumer>(nc_, sub, stream, durable);
+  return std::make_unique<PullConsumer>(nc_, sub, stream, durable, false);
 }
 
 Status JetStream::DeleteConsumer(const std::string& stream, const std::string& durable) {
@@ -354,7 +367,7 @@ StatusOr<std::unique_ptr<PullConsumer>> JetStream::ConsumeFrom(
   s = js_PullSubscribe(&sub, js_, subject.c_str(), durable.c_str(), nullptr, &so, &jerr);
   if (s != NATS_OK)
     return NatsError(fmt::format("binding consumer {} of {}", durable, stream).c_str(), s, jerr);
-  return std::make_unique<PullConsumer>(nc_, sub, stream, durable);
+  return std::make_unique<PullConsumer>(nc_, sub, stream, durable, false);
 }
 
 StatusOr<uint64_t> JetStream::AckFloor(const std::string& stream, const std::string& durable) {
@@ -389,7 +402,7 @@ StatusOr<std::unique_ptr<PullConsumer>> JetStream::ReadFrom(const std::string& s
                                  start_sequence).c_str(),
                      s, jerr);
   }
-  return std::make_unique<PullConsumer>(nc_, sub);
+  return std::make_unique<PullConsumer>(nc_, sub, std::string(), std::string(), true);
 }
 
 StatusOr<uint64_t> JetStream::LastSequence(const std::string& stream) {

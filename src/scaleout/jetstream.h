@@ -73,14 +73,19 @@ class PullConsumer {
  public:
   // `nc`: the connection `sub` is on (pull requests of our own are published on it); `stream`
   // and `consumer`: the consumer's names when known (a durable's), else asked of the server.
+  // `pipelined` (with a libnats whose batch fetch can overflow): a batch asked of the server in
+  // one request of ours; else one request per message. Durable consumers (shards read by lease)
+  // are not pipelined: with it, e2e_serve_shard_leases lost records (the cause is not found), and
+  // one request per message passed it.
   PullConsumer(__natsConnection* nc, __natsSubscription* sub, const std::string& stream = {},
-               const std::string& consumer = {});
+               const std::string& consumer = {}, bool pipelined = true);
   ~PullConsumer();
   PullConsumer(const PullConsumer&) = delete;
   PullConsumer& operator=(const PullConsumer&) = delete;
   // Up to `n` messages, waiting at most `timeout` for the first; none is no error. With a libnats
   // whose batch fetch can overflow (above): the messages already in the subscription first, then
-  // one pull request for the rest, its messages taken by library fetches of one.
+  // (pipelined) one pull request for the rest, its messages taken by library fetches of one, or
+  // one request per message.
   StatusOr<std::vector<DeliveredMessage>> Fetch(int n, std::chrono::milliseconds timeout);
   // Messages of the consumer's subjects not yet delivered to it (the server's count): how far a
   // reader of some subjects only is behind; the stream's last sequence counts every subject.
@@ -91,6 +96,7 @@ class PullConsumer {
   __natsConnection* nc_;
   __natsSubscription* sub_;
   std::string next_subject_;  // the consumer's $JS.API.CONSUMER.MSG.NEXT.<stream>.<name>
+  bool pipelined_ = true;
 };
 
 class JetStream {
