@@ -21,7 +21,7 @@ that an analyser died (--gdb: analysers run under gdb, a backtrace in their log)
 
   bench/scaleout_throughput.py [--bin build/apps/llmprism/llmprism] [--work /tmp/llmprism-scaleout]
       [--scenario scale-10k] [--duration 32.5] [--cpu 0.4] [--rounds 3] [--recoveries 3]
-      [--window 20] [--step 5] [--recovery-only] [--gdb]
+      [--window 20] [--step 5] [--recovery-only] [--gdb] [--valgrind] [--fetch-batches N]
 
 Needs root and a writable cpu cgroup (v1 /sys/fs/cgroup/cpu, or v2 with cpu.max); without one
 it says so and exits 0. Public tools only: nats-server and the Python standard library.
@@ -322,6 +322,11 @@ def drop(sim, watch, name):
 # ---------------------------------------------------------------------------------------------
 # One run: analysers from an empty database to the stream drained and the due windows analysed.
 
+def fetch_batches_args(args):
+    """The analysers' --nats-fetch-batches, when given (else the binary's default)."""
+    return ["--nats-fetch-batches", str(args.fetch_batches)] if args.fetch_batches else []
+
+
 def start_analysers(args, nats, sim, cg, subjects, tag):
     analysers = []
     for i, subject in enumerate(subjects):
@@ -333,7 +338,7 @@ def start_analysers(args, nats, sim, cg, subjects, tag):
         analysers.append(Serve(args, args.work, f"{tag}-{i}", [
             "--role", "analyser", "--nats", nats.url, "--nats-subject", subject, "--db", db,
             "--window", str(args.window), "--step", str(args.step), "--idle-flush", "100000",
-            "--queue-records", str(args.queue_records),
+            "--queue-records", str(args.queue_records), *fetch_batches_args(args),
             "--topology", os.path.join(sim, "topology.csv")], group))
     return analysers
 
@@ -476,6 +481,9 @@ def main():
     ap.add_argument("--settle", type=float, default=10,
                     help="first run: s without a new window and no analysis: done")
     ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--fetch-batches", type=int, default=0,
+                    help="the analysers' --nats-fetch-batches (record batches per fetch); 0: "
+                         "their default")
     ap.add_argument("--outage", type=float, default=2, help="s the nats-server stays down")
     ap.add_argument("--recoveries", type=int, default=3,
                     help="recovery runs (nats-server killed mid-run); 0: none")
@@ -487,6 +495,8 @@ def main():
                          "ending once the stream is drained")
     args = ap.parse_args()
     args.bin = os.path.abspath(args.bin)
+    if args.fetch_batches < 0:
+        ap.error(f"--fetch-batches {args.fetch_batches}: expected 1 or more (0: the default)")
     cg = cgroup_root()
     if cg is None:
         print("no writable cpu cgroup (needs root and /sys/fs/cgroup/cpu or cgroup v2 cpu.max): "
@@ -501,7 +511,8 @@ def main():
     try:
         total = publish(args, nats, sim)
         print(f"cgroup v{cg[1]}, {args.cpu} CPU per analyser, {os.cpu_count()} CPUs, "
-              f"window {args.window} s step {args.step} s", flush=True)
+              f"window {args.window} s step {args.step} s, record batches per fetch "
+              f"{args.fetch_batches or 'default'}", flush=True)
         results = {1: [], 2: []}
         expect_windows = None  # the windows the data makes due: learnt from the first run
         for i in range(0 if args.recovery_only else args.rounds):

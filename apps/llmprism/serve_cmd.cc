@@ -79,6 +79,7 @@ struct ServeArgs {
   std::string nats_subject;  // default by role
   int nats_replicas = 1;
   size_t nats_batch = 4096;
+  int nats_fetch_batches = 0;  // analyser; 0: the default (service.h kDefaultFetchBatches)
   bool route_by_job = false;
   int take_shards = 0;     // analyser: shards taken by lease; 0: read --nats-subject
   double lease_ttl_s = 3;
@@ -233,6 +234,9 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
   if (args.fabric_stage && so.role != ServiceRole::kAnalyser) {
     return std::string("--fabric-stage is for --role analyser");
   }
+  if (args.nats_fetch_batches > 0 && so.role != ServiceRole::kAnalyser) {
+    return std::string("--nats-fetch-batches is for --role analyser");
+  }
   if (args.fabric_piece_kb > 0 && !args.fabric_stage) {
     return std::string("--fabric-piece-kb is for --fabric-stage");
   }
@@ -259,6 +263,7 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
   so.stream = args.nats_stream;
   so.replicas = args.nats_replicas;
   so.batch_records = args.nats_batch;
+  if (args.nats_fetch_batches > 0) so.fetch_batches = args.nats_fetch_batches;
   if (so.role == ServiceRole::kCollector) {
     if (!sources) {
       return std::string("--role collector needs an input: --ipfix-udp, --sflow-udp, --watch "
@@ -507,6 +512,12 @@ void AddRoleOptions(CLI::App* cmd, ServeArgs* args) {
   cmd->add_option("--nats-batch", args->nats_batch, "collector: records per published batch")
       ->capture_default_str()
       ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
+  cmd->add_option("--nats-fetch-batches", args->nats_fetch_batches,
+                  fmt::format("analyser: record batches asked for per fetch from the stream, "
+                              "1-{} (default {})",
+                              prism::service::kMaxFetchBatches,
+                              prism::service::kDefaultFetchBatches))
+      ->check(CLI::Range(1, prism::service::kMaxFetchBatches));
   cmd->add_flag("--route-by-job", args->route_by_job,
                 "collector: publish each record on its job's shard, records.shard.N.jobs, by the "
                 "map `llmprism recognise` writes (records of unknown endpoints to it), and pair "

@@ -352,13 +352,6 @@ struct Service::Impl {
     if (!st) fmt::print(stderr, "llmprism serve: capture stopped: {}\n", st.error().message);
   }
 
-  // Record batches asked for per fetch: 8 of 4,096 records still read a shard at over 1 M
-  // records/s on 0.4 CPU. With 64 (~2.6 MB a fetch), an analyser whose nats-server was killed
-  // with kill -9 mid-fetch and restarted aborted with a corrupted heap in 8 of 21 runs
-  // (bench/scaleout_throughput.py --recovery-only; under gdb the abort is inside libnats 3.4 or
-  // our fetch right after the reconnect); with 8, in none of 18. The cause is not found.
-  static constexpr int kStreamFetchMessages = 8;
-
   // --role analyser: the stream's record batches into the record queue, waiting while it is full
   // (the stream holds what is not read yet). A lost server is retried every second, logged once
   // per outage.
@@ -370,8 +363,8 @@ struct Service::Impl {
     bool failing = false;
     while (!stop_sources.load()) {
       Stats stats;
-      Status st = stream_source->Poll(kStreamFetchMessages, std::chrono::milliseconds(200), &sink,
-                                      &local, &stats);
+      Status st = stream_source->Poll(options.stream.fetch_batches,
+                                      std::chrono::milliseconds(200), &sink, &local, &stats);
       sink.Flush();
       c->MergeStats(stats);
       pipeline.stream_next_sequence = stream_source->next_sequence();

@@ -50,6 +50,12 @@ namespace prism::service {
 // place of records and judges switches and links from all of them (service/fabric_stage.h).
 enum class ServiceRole { kAll, kCollector, kAnalyser, kFabric };
 
+// An analyser's record batches per fetch (~40 kB each at 4,096 records). 64 read a shard faster
+// than 8 (docs/scale-out.md, Throughput of shard analysers), but a lease-taking analyser's
+// reading (one request per message, scaleout/jetstream.h) was not checked at 64: 8 stays.
+inline constexpr int kDefaultFetchBatches = 8;
+inline constexpr int kMaxFetchBatches = 256;
+
 struct StreamRoleOptions {
   ServiceRole role = ServiceRole::kAll;
   std::string url;        // --nats: nats://HOST:PORT, or a cluster's, comma-separated
@@ -57,6 +63,8 @@ struct StreamRoleOptions {
   std::string subject;    // collector: where it publishes; analyser: what it reads
   int replicas = 1;       // collector: copies of the stream when it creates it
   size_t batch_records = 4096;  // collector: records per published batch
+  // analyser: record batches asked for per fetch from the stream (--nats-fetch-batches).
+  int fetch_batches = kDefaultFetchBatches;
   std::string id_prefix;  // collector: message ids "<id_prefix>-<n>-<hash>"
   // collector: records on their shard's subject by the recogniser's GPU -> job -> shard map
   // (scaleout/shard_router.h) instead of on `subject`; pair summaries on pairs.<NAME>.

@@ -60,6 +60,11 @@ expect_usage_error "--fabric-stage needs the analyser of one shard" serve "${nat
 expect_usage_error "--fabric-stage needs the analyser of one shard" serve "${nats[@]}" \
   --fabric-stage --take-shards 2
 expect_usage_error "--fabric-stage is for --role analyser" serve "${udp[@]}" --fabric-stage
+expect_usage_error "--nats-fetch-batches: .*not in range" serve "${nats[@]}" --nats-fetch-batches 0
+expect_usage_error "--nats-fetch-batches: .*not in range" serve "${nats[@]}" --nats-fetch-batches 257
+expect_usage_error "--nats-fetch-batches" serve "${nats[@]}" --nats-fetch-batches lots
+expect_usage_error "--nats-fetch-batches is for --role analyser" serve "${udp[@]}" \
+  --nats-fetch-batches 8
 expect_usage_error "--fabric-piece-kb is for --fabric-stage" serve "${nats[@]}" \
   --nats-subject 'records.shard.0.>' --fabric-piece-kb 100
 expect_usage_error "--shards and --fabric-wait are for --role fabric" serve "${udp[@]}" --shards 2
