@@ -110,7 +110,9 @@ StatusOr<std::vector<DeliveredMessage>> PullConsumer::Fetch(int n,
 
 // Older libnats (see jetstream.h). A library fetch of one takes a message waiting in the
 // subscription without asking the server; finding none, it asks for one and waits. So: what
-// waits first, then one pull request of our own for the rest, sent as the library's batch fetch
+// waits first. Then, not pipelined (durable consumers, or a fetch under 20 ms), one request per
+// message: the first waits up to `timeout`, the others (no_wait) expire within 50 ms. Pipelined,
+// one pull request of our own for the rest, sent as the library's batch fetch
 // sends it (no_wait with an expiry: the server delivers what it has, or the first message to
 // come within the expiry), its messages taken one by one. A library fetch that found nothing
 // waiting left its own request for one behind: that message comes later and waits, in stream
