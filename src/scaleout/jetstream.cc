@@ -417,4 +417,17 @@ StatusOr<uint64_t> JetStream::LastSequence(const std::string& stream) {
   return last;
 }
 
+StatusOr<std::string> JetStream::SubjectAt(const std::string& stream, uint64_t sequence) {
+  natsMsg* msg = nullptr;
+  jsErrCode jerr = jsErrCode(0);
+  const natsStatus s = js_GetMsg(&msg, js_, stream.c_str(), sequence, nullptr, &jerr);
+  if (s == NATS_NOT_FOUND) return std::string();
+  if (s != NATS_OK) {
+    return NatsError(fmt::format("message {} of stream {}", sequence, stream).c_str(), s, jerr);
+  }
+  std::string subject = natsMsg_GetSubject(msg);
+  natsMsg_Destroy(msg);
+  return subject;
+}
+
 }  // namespace prism::scaleout

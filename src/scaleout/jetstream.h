@@ -146,6 +146,9 @@ class JetStream {
   int64_t MaxPayload() const;
   // The stream's last sequence (0 when empty): how far a reader is behind.
   StatusOr<uint64_t> LastSequence(const std::string& stream);
+  // The subject of the message at `sequence` of `stream`; empty when there is none (never
+  // stored, or removed).
+  StatusOr<std::string> SubjectAt(const std::string& stream, uint64_t sequence);
   // For the key-value buckets on the same connection (scaleout/key_value.h).
   __jsCtx* context() const { return js_; }
 

@@ -60,4 +60,19 @@ Status FabricPublisher::PublishEmpty(int64_t window_end_ns) {
   return OkStatus();
 }
 
+StatusOr<std::optional<int64_t>> FabricPublisher::NewestWindowEnd() {
+  // From the last message back to the newest of another shard: this shard's own (empties it
+  // just published on an earlier clock) would hide a later window another shard published
+  // before them. Bounded: a shard's last windows in many pieces may hide the others for a while.
+  constexpr uint64_t kLookBack = 256;
+  PRISM_ASSIGN_OR_RETURN(const uint64_t last, js_->LastSequence(scaleout::kFabricStream));
+  for (uint64_t seq = last; seq > 0 && last - seq < kLookBack; --seq) {
+    PRISM_ASSIGN_OR_RETURN(const std::string subject,
+                           js_->SubjectAt(scaleout::kFabricStream, seq));
+    const std::optional<scaleout::FabricKey> key = scaleout::ParseFabricSubject(subject);
+    if (key && key->shard != options_.shard) return std::optional<int64_t>(key->window_end_ns);
+  }
+  return std::optional<int64_t>();
+}
+
 }  // namespace prism::service

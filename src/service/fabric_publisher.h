@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/status.h"
@@ -42,6 +43,11 @@ class FabricPublisher {
   // fabric stage then knows the window whole without waiting for this shard. The same subject
   // and message id as any contribution of the window (one piece), so a second copy is dropped.
   Status PublishEmpty(int64_t window_end_ns);
+  // The end of the window of the newest message another shard put in the stream (read back from
+  // the stream's last message, at most 256 messages); nullopt when there is none. An idle
+  // shard's clock (WindowBuffer::MoveClockTo): that shard's records have reached that window
+  // end.
+  StatusOr<std::optional<int64_t>> NewestWindowEnd();
   // Contributions not even tried (counted as given up): the ones after one the stream did not
   // take in the same run of empty windows, which would each wait the whole patience again.
   void CountGivenUp(uint64_t n) { given_up_ += n; }

@@ -242,6 +242,9 @@ struct Service::Impl {
   struct PendingWindow {
     Window window;
     WindowLoss loss;
+    // --fabric-stage: no window to analyse, only the empty contributions of window.empty_before
+    // (windows the other shards' clock passed after this shard's latest records).
+    bool empties_only = false;
   };
   std::mutex pending_mu;
   std::condition_variable pending_cv;
@@ -519,6 +522,47 @@ struct Service::Impl {
     pending_cv.notify_all();
   }
 
+  // The windows passed with no record of this shard that no window taken yet carries (--fabric-
+  // stage, WindowBuffer::TakeEmptyWindows: the other shards' clock passed this shard's latest
+  // records, or its records resumed after a gap but their window is not due yet): their empty
+  // contributions, published by the analysis thread
+  // after the windows handed off before them (the fabric stage takes a later window of a shard
+  // as its word that the earlier ones are not coming). No analysis, no commit: an analyser
+  // restarted reads its records from its committed end again and passes them again, and the
+  // stream drops the copies by their message ids.
+  void HandOffEmpties(std::vector<int64_t> ends) {
+    fmt::print(stderr, "llmprism serve: {} window(s) ending {:.0f}-{:.0f} s hold no record of this "
+               "shard, and no window holding one is due after them: passed empty\n",
+               ends.size(), static_cast<double>(ends.front()) / 1e9,
+               static_cast<double>(ends.back()) / 1e9);
+    PendingWindow p;
+    p.window.empty_before = std::move(ends);
+    p.empties_only = true;
+    std::unique_lock<std::mutex> lock(pending_mu);
+    pending_cv.wait(lock, [&] { return !pending.has_value(); });
+    pending = std::move(p);
+    pending_cv.notify_all();
+  }
+
+  // --fabric-stage, caught up with no record for the idle flush: the newest window end in the
+  // fabric stream (the other shards' records have reached it) as this buffer's clock, asked at
+  // most once a second. A failed ask is logged (once a minute) and the windows wait, as before.
+  void TakeFabricClock(WindowBuffer& buffer, std::chrono::steady_clock::time_point now) {
+    if (now - last_clock_ask < std::chrono::seconds(1)) return;
+    last_clock_ask = now;
+    StatusOr<std::optional<int64_t>> end = fabric_publisher->NewestWindowEnd();
+    if (!end) {
+      if (now - last_clock_error_log > std::chrono::seconds(60)) {
+        fmt::print(stderr, "llmprism serve: cannot read the fabric stream's newest window: {}\n",
+                   end.error().message);
+        last_clock_error_log = now;
+      }
+      return;
+    }
+    if (*end) buffer.MoveClockTo(**end);
+  }
+  std::chrono::steady_clock::time_point last_clock_ask{}, last_clock_error_log{};
+
   // Windows analysis may fall behind before due windows are skipped: one window length.
   size_t MaxLagWindows() const {
     return static_cast<size_t>(std::max<int64_t>(1, options.buffer.window_ns /
@@ -708,8 +752,14 @@ struct Service::Impl {
                  now - last_accept > std::chrono::milliseconds(options.idle_flush_ms) &&
                  (!stream_source || stream_source->caught_up())) {
         buffer->Flush();
+        if (fabric_publisher) TakeFabricClock(*buffer, now);
       }
       HandOffDue(*buffer, closing);
+      if (fabric_publisher && !closing) {
+        if (std::vector<int64_t> ends = buffer->TakeEmptyWindows(); !ends.empty()) {
+          HandOffEmpties(std::move(ends));
+        }
+      }
       PublishBuffer(*buffer, carried);
       ReportLoss(now);
       ReportLatePartial(now);
@@ -795,6 +845,10 @@ struct Service::Impl {
   }
 
   void AnalyseOne(PendingWindow job) {
+    if (job.empties_only) {
+      PublishEmptyContributions(job.window.empty_before);
+      return;
+    }
     pipeline.analysing_start_ns = job.window.start_ns;
     pipeline.analysing_end_ns = job.window.end_ns;
     const int64_t start_ns = job.window.start_ns, end_ns = job.window.end_ns;

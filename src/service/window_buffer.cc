@@ -125,6 +125,31 @@ WindowBuffer::AddResult WindowBuffer::Add(const FlowRecord& r) {
   return AddResult::kAccepted;
 }
 
+void WindowBuffer::ListEmpty(int64_t end_ns) {
+  if (empty_ends_.size() < kMaxEmptyWindowsListed) {
+    empty_ends_.push_back(end_ns);
+    ++empty_windows_listed_;
+  } else {
+    ++empty_windows_unlisted_;
+  }
+}
+
+std::vector<int64_t> WindowBuffer::TakeEmptyWindows() {
+  int64_t lo = 0, hi = 0;
+  // Only once every window holding data before them is taken: those carry the empties before
+  // them themselves.
+  if (empty_ends_.empty() || NextDue(&lo, &hi)) return {};
+  std::vector<int64_t> ends = std::move(empty_ends_);
+  empty_ends_.clear();
+  last_taken_end_ns_ = std::max(last_taken_end_ns_, next_end_ns_ - options_.step_ns);
+  handed_out_end_ns_ = last_taken_end_ns_;
+  const int64_t keep_from = Bucket(next_end_ns_ - options_.window_ns);
+  while (!buckets_.empty() && buckets_.begin()->first < keep_from) {
+    FreeBucket(buckets_.begin(), &records_skipped_);
+  }
+  return ends;
+}
+
 bool WindowBuffer::NextDue(int64_t* lo_out, int64_t* hi_out) {
   if (!started_) return false;
   if (!anchored_) {
@@ -141,7 +166,9 @@ bool WindowBuffer::NextDue(int64_t* lo_out, int64_t* hi_out) {
       }
       cut_end_ns_ = INT64_MIN;
     }
-    if (cut) {
+    // The other shards' clock (MoveClockTo) passed this window: due, data or not.
+    const bool clocked = options_.list_empty_windows && clock_ns_ >= next_end_ns_;
+    if (cut || clocked) {
     } else if (flush_) {
       // Due while the window's last step starts at or before the latest data seen, or while the
       // latest data is in no window taken yet (less than a window of data: analyse what there is).
@@ -153,6 +180,19 @@ bool WindowBuffer::NextDue(int64_t* lo_out, int64_t* hi_out) {
     }
     const int64_t lo = Bucket(next_end_ns_ - options_.window_ns), hi = Bucket(next_end_ns_);
     auto first = buckets_.lower_bound(lo);
+    if (first == buckets_.end() && clocked) {
+      // No record of this shard in this window nor after it, and the other shards are past it:
+      // the windows up to the clock are empty here, passed (TakeEmptyWindows). Counted, not
+      // walked, beyond what is listed (a clock gone far ahead).
+      const int64_t n = (clock_ns_ - next_end_ns_) / options_.step_ns + 1;
+      const int64_t listed = std::min<int64_t>(
+          n, static_cast<int64_t>(kMaxEmptyWindowsListed - std::min(kMaxEmptyWindowsListed,
+                                                                    empty_ends_.size())));
+      for (int64_t i = 0; i < listed; ++i) ListEmpty(next_end_ns_ + i * options_.step_ns);
+      empty_windows_unlisted_ += static_cast<uint64_t>(n - listed);
+      next_end_ns_ += n * options_.step_ns;
+      return false;
+    }
     if (first == buckets_.end()) return false;
     if (first->first >= hi) {
       if (options_.list_empty_windows) {
@@ -160,14 +200,7 @@ bool WindowBuffer::NextDue(int64_t* lo_out, int64_t* hi_out) {
         // empty here (every one ends before the data's step starts); listed, and windows go on
         // on the grid with the first one holding data.
         const int64_t resume_end = (first->first + 1) * options_.step_ns;
-        for (int64_t e = next_end_ns_; e < resume_end; e += options_.step_ns) {
-          if (empty_ends_.size() < kMaxEmptyWindowsListed) {
-            empty_ends_.push_back(e);
-            ++empty_windows_listed_;
-          } else {
-            ++empty_windows_unlisted_;
-          }
-        }
+        for (int64_t e = next_end_ns_; e < resume_end; e += options_.step_ns) ListEmpty(e);
         next_end_ns_ = resume_end;
         continue;
       }

@@ -106,6 +106,20 @@ class WindowBuffer {
   bool TakeDue(Window* out, size_t max_lag_windows = 0);
   // Makes every window that holds data due (the watermark jumps to the latest end seen).
   void Flush() { flush_ = true; }
+  // WindowBufferOptions::list_empty_windows, an analyser caught up on its subject with no record
+  // for its idle flush: the other shards of the fabric stage have published windows up to
+  // `clock_ns` (a window end of the grid). The windows ending there or before are due whatever
+  // this buffer's own watermark: those holding records of this shard are taken as any window,
+  // those after its latest records are passed empty (TakeEmptyWindows). A record of a window
+  // passed so arriving later is late (dropped or counted late_partial), as in one serve whose
+  // clock other shards' records moved. Never moves back.
+  void MoveClockTo(int64_t clock_ns) { clock_ns_ = std::max(clock_ns_, clock_ns); }
+  // The ends of the windows passed empty (oldest first) that no taken window carries
+  // (Window::empty_before) because no window holding data is due after them yet: the clock moved
+  // past this shard's latest records, or its records resumed after a gap and their first window
+  // waits for its watermark. Only once every window holding data before them is taken. They
+  // count as handed out (see MoveClockTo).
+  std::vector<int64_t> TakeEmptyWindows();
   // Before any record: the windows up to `committed_end_ns` were analysed by an earlier process
   // (serve --role analyser, scaleout/stream_checkpoint.h). Windows go on one step later, on the
   // same grid, and a flush takes no window the earlier process would not have taken.
@@ -118,6 +132,7 @@ class WindowBuffer {
   int64_t max_end_ns() const { return max_end_ns_; }
   int64_t watermark_ns() const;
   int64_t next_end_ns() const { return next_end_ns_; }  // end of the next window to be taken
+  int64_t clock_ns() const { return clock_ns_; }  // MoveClockTo's, INT64_MIN when none
   const WindowBufferOptions& options() const { return options_; }
 
   // Degradation, cumulative: buckets evicted for memory after a window covered them (later
@@ -154,6 +169,7 @@ class WindowBuffer {
   // The due window [lo, hi) buckets; false when none is due.
   bool NextDue(int64_t* lo, int64_t* hi);
   void Anchor();
+  void ListEmpty(int64_t end_ns);  // a window passed with no record (list_empty_windows)
 
   WindowBufferOptions options_;
   std::shared_ptr<MemoryAccount> account_;
@@ -176,6 +192,7 @@ class WindowBuffer {
   // windows before it held every record the stream had).
   int64_t handed_out_end_ns_ = INT64_MIN;
   int64_t analysed_elsewhere_end_ns_ = INT64_MIN;
+  int64_t clock_ns_ = INT64_MIN;  // MoveClockTo
 };
 
 }  // namespace prism::service

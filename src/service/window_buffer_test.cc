@@ -94,6 +94,134 @@ TEST(WindowBuffer, AFabricShardStartingLateTakesTheFirstWindowOfTheGridHoldingIt
   }
 }
 
+// A fabric-stage shard's buffer (list_empty_windows) and one record a second over [from, to).
+WindowBufferOptions FabricOpts() {
+  WindowBufferOptions o = Opts();
+  o.list_empty_windows = true;
+  return o;
+}
+void AddEachSecond(WindowBuffer& b, int64_t from_s, int64_t to_s) {
+  for (int64_t t = from_s; t < to_s; ++t) {
+    ASSERT_EQ(b.Add(Rec(t)), WindowBuffer::AddResult::kAccepted) << t;
+  }
+}
+
+// A fabric-stage shard caught up with no record while the other shards go on (its records end
+// at 1100 s; theirs went on to 1150): the clock they published makes the windows up to it due.
+// Those holding its records (up to 1100 + a step) are taken with them, as one serve would take
+// them; the ones after its data are passed empty, up to the clock and no further; a record of a
+// passed window arriving later is late. Without a clock, its idle flush stops at its own data.
+TEST(WindowBuffer, AFabricShardTakesTheOtherShardsClockPastItsOwnData) {
+  WindowBuffer b(FabricOpts());
+  Window w;
+  AddEachSecond(b, 1000, 1100);
+  b.Flush();  // idle
+  std::vector<int64_t> ends;
+  while (b.TakeDue(&w)) {
+    ends.push_back(w.end_ns / kS);
+    EXPECT_TRUE(w.empty_before.empty());
+  }
+  EXPECT_EQ(ends, (std::vector<int64_t>{1060, 1070, 1080, 1090, 1100}));
+  EXPECT_TRUE(b.TakeEmptyWindows().empty());  // no clock: nothing passed
+
+  // A clock that is not ahead changes nothing.
+  b.MoveClockTo(1100 * kS);
+  EXPECT_FALSE(b.TakeDue(&w));
+  EXPECT_TRUE(b.TakeEmptyWindows().empty());
+
+  b.MoveClockTo(1200 * kS);
+  b.MoveClockTo(1150 * kS);  // never back
+  EXPECT_EQ(b.clock_ns(), 1200 * kS);
+  ends.clear();
+  std::vector<uint64_t> records;
+  while (b.TakeDue(&w)) {
+    ends.push_back(w.end_ns / kS);
+    records.push_back(w.records);
+  }
+  // Windows ending 1110..1150 hold the records of [1050, 1100).
+  EXPECT_EQ(ends, (std::vector<int64_t>{1110, 1120, 1130, 1140, 1150}));
+  EXPECT_EQ(records, (std::vector<uint64_t>{50, 40, 30, 20, 10}));
+  EXPECT_EQ(b.TakeEmptyWindows(), (std::vector<int64_t>{1160 * kS, 1170 * kS, 1180 * kS,
+                                                        1190 * kS, 1200 * kS}));
+  EXPECT_EQ(b.empty_windows_listed(), 5u);
+  EXPECT_EQ(b.next_end_ns(), 1210 * kS);
+  EXPECT_TRUE(b.TakeEmptyWindows().empty());  // once
+  EXPECT_FALSE(b.TakeDue(&w));
+
+  // A record of a passed window: late (before the open windows) or counted as missed by one.
+  EXPECT_EQ(b.Add(Rec(1140)), WindowBuffer::AddResult::kLate);
+  EXPECT_EQ(b.Add(Rec(1170)), WindowBuffer::AddResult::kAccepted);
+  EXPECT_EQ(b.records_late_partial(), 1u);
+
+  // Its records resume: the empties after the clock go with the next window, not again before.
+  AddEachSecond(b, 1230, 1300);
+  ASSERT_TRUE(b.TakeDue(&w));
+  EXPECT_EQ(w.end_ns, 1210 * kS);
+  EXPECT_TRUE(w.empty_before.empty());
+  EXPECT_EQ(w.records, 1u);  // the late 1170
+}
+
+// Windows holding data before the clock are taken first; the empties after them are not handed
+// out while such a window is still due (it carries nothing after it).
+TEST(WindowBuffer, EmptiesPastTheClockWaitForTheWindowsHoldingData) {
+  WindowBuffer b(FabricOpts());
+  Window w;
+  AddEachSecond(b, 1000, 1100);
+  b.MoveClockTo(1180 * kS);
+  EXPECT_TRUE(b.TakeEmptyWindows().empty());
+  int taken = 0;
+  while (b.TakeDue(&w)) ++taken;
+  EXPECT_EQ(taken, 10);  // 1060..1150
+  EXPECT_EQ(b.TakeEmptyWindows(), (std::vector<int64_t>{1160 * kS, 1170 * kS, 1180 * kS}));
+}
+
+// Records resuming after a gap whose first window is not due yet: the gap's empties are handed
+// out at once (the windows before them are taken), not held for that window.
+TEST(WindowBuffer, AGapsEmptiesGoBeforeTheWindowAfterItIsDue) {
+  WindowBuffer b(FabricOpts());
+  Window w;
+  AddEachSecond(b, 1000, 1100);
+  AddEachSecond(b, 1200, 1204);
+  int taken = 0;
+  while (b.TakeDue(&w)) ++taken;
+  EXPECT_EQ(taken, 10);  // 1060..1150; watermark 1198.1
+  EXPECT_EQ(b.TakeEmptyWindows(), (std::vector<int64_t>{1160 * kS, 1170 * kS, 1180 * kS,
+                                                        1190 * kS, 1200 * kS}));
+  AddEachSecond(b, 1204, 1220);
+  ASSERT_TRUE(b.TakeDue(&w));
+  EXPECT_EQ(w.end_ns, 1210 * kS);
+  EXPECT_TRUE(w.empty_before.empty());
+  EXPECT_EQ(w.records, 10u);
+}
+
+// A clock gone far ahead (a year of 10-s windows) lists kMaxEmptyWindowsListed empties and
+// counts the rest, without walking them.
+TEST(WindowBuffer, AClockFarAheadListsTheMostAndCountsTheRest) {
+  WindowBuffer b(FabricOpts());
+  Window w;
+  AddEachSecond(b, 1000, 1100);
+  const int64_t year_windows = 365 * 8640;
+  b.MoveClockTo((1150 + 10 * year_windows) * kS);
+  while (b.TakeDue(&w)) {
+  }
+  EXPECT_EQ(b.TakeEmptyWindows().size(), kMaxEmptyWindowsListed);
+  EXPECT_EQ(b.empty_windows_unlisted(), static_cast<uint64_t>(year_windows) - kMaxEmptyWindowsListed);
+  EXPECT_EQ(b.next_end_ns(), (1160 + 10 * year_windows) * kS);
+}
+
+// Without list_empty_windows (a lone serve, an analyser without --fabric-stage) a clock is
+// ignored.
+TEST(WindowBuffer, AClockIsIgnoredWithoutTheFabricStage) {
+  WindowBuffer b(Opts());
+  Window w;
+  AddEachSecond(b, 1000, 1100);
+  b.MoveClockTo(1200 * kS);
+  int taken = 0;
+  while (b.TakeDue(&w)) ++taken;
+  EXPECT_EQ(taken, 4);  // 1060..1090 by the watermark, 1094.1
+  EXPECT_TRUE(b.TakeEmptyWindows().empty());
+}
+
 // Out of order at the very start: a record of an earlier step that arrives within the reorder
 // allowance after the first one is not late; the first window starts with it.
 TEST(WindowBuffer, FirstWindowWaitsOutTheReorderAllowance) {

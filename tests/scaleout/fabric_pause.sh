@@ -14,9 +14,15 @@
 # windows); the shards' jobs and job findings are the reference's (the paused jobs' windows on
 # the service's grid); the empty contributions published are those received; the 3-shard role
 # judges every window incomplete, naming shard 2 alone.
-# Usage: fabric_pause.sh LLMPRISM WORKDIR
+# With PAUSE_FROM PAUSE_TO given (seconds after the start; default 15 42), shard 1's records are
+# cut out over that span instead: `25 60` ends them at 25 s while shard 0's go on to 50 s (tails
+# that differ, or a pause running past the end). Caught up with no record, shard 1's analyser
+# then takes its clock from the fabric stream (the newest window end shard 0 published): it
+# analyses the windows up to it that hold its records, as the reference does, and publishes an
+# empty contribution for the others; the same checks hold.
+# Usage: fabric_pause.sh LLMPRISM WORKDIR [PAUSE_FROM PAUSE_TO]
 set -euo pipefail
-bin=$1 work=$2
+bin=$1 work=$2 pause_from=${3:-15} pause_to=${4:-42}
 here=$(cd "$(dirname "$0")/../service" && pwd)
 . "$here/serve_harness.sh"
 . "$(dirname "$0")/nats_server.sh"
@@ -25,7 +31,7 @@ trap 'nats_stop; cleanup' EXIT
 window=20 step=5 reorder=2 idle=6
 
 "$bin" simulate --scenario shards --seed 1 --duration 50 --out "$work/sim" >/dev/null
-$py "$(dirname "$0")/split_by_job.py" "$work/sim" "$work" job0=0,job1=1,job2=1 1 15 42
+$py "$(dirname "$0")/split_by_job.py" "$work/sim" "$work" job0=0,job1=1,job2=1 1 "$pause_from" "$pause_to"
 
 common=(--http 127.0.0.1:0 --window $window --step $step --reorder $reorder --idle-flush $idle
         --topology "$work/sim/topology.csv")
@@ -56,7 +62,8 @@ fabric3_port=$SERVE_HTTP
 # them through once they agree, not refuse them as contested by the records read before them.
 drop "$work/col0-watch" "$work/shard0.csv"
 drop "$work/col1-watch" "$work/paused-1.csv"
-drop "$work/col1-watch" "$work/paused-2.csv"
+# (nothing after a pause running past the end)
+[ "$(wc -l <"$work/paused-2.csv")" -le 1 ] || drop "$work/col1-watch" "$work/paused-2.csv"
 
 settling=()
 for p in $ref_port ${port[0]} ${port[1]}; do settle $p & settling+=($!); done
@@ -74,6 +81,10 @@ for p in $fabric_port $fabric3_port; do
   done
 done
 state $fabric_port "$work/F.json"
+# A shard whose clock came from the fabric stream analysed windows after its own tail (those
+# holding its records) once the other shard published them: its state again, now final.
+for p in ${port[0]} ${port[1]}; do settle $p; done
+for s in 0 1; do state ${port[$s]} "$work/S$s.json"; done
 state $fabric3_port "$work/F3.json"
 grep -h "fabric window\|WITHOUT" "$work/fabric.log" || true
 grep -h "window " "$work/S1.log" | grep -v fabric || true
