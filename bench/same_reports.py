@@ -3,12 +3,13 @@
 
 For each SCENARIO:SEED it simulates the scenario once (with the first build, into WORK), then runs
 `llmprism analyze flows.ipfix --topology topology.csv --report R.json --timelines --threads 1`
-with each build and compares the report JSON, stdout and the stderr data-quality lines (the
+(or --threads N) with each build and compares the report JSON, stdout and the stderr data-quality lines (the
 --timings table is not asked for; progress is off when stderr is not a terminal). Exit status 1
 when anything differs, with the first differing bytes.
 
     bench/same_reports.py --bin BEFORE --bin AFTER                      # paper and faults, seeds 1-2
     bench/same_reports.py --bin BEFORE --bin AFTER scale-10k:5 --work /tmp/s
+    bench/same_reports.py --bin BEFORE --bin AFTER --threads 2 paper:1 faults:1  # the threaded paths
 
 A performance change that must not change results (a faster decoder, sort or store) is checked
 with this before it is measured (docs/performance.md).
@@ -34,10 +35,10 @@ def simulate(binary, scenario, seed, work):
     return d
 
 
-def analyze(binary, d, tag):
+def analyze(binary, d, tag, threads):
     report = os.path.join(d, f"report.{tag}.json")
     r = run([binary, "analyze", os.path.join(d, "flows.ipfix"), "--topology",
-             os.path.join(d, "topology.csv"), "--report", report, "--timelines", "--threads", "1"])
+             os.path.join(d, "topology.csv"), "--report", report, "--timelines", "--threads", str(threads)])
     with open(report, "rb") as f:
         body = f.read()
     os.remove(report)
@@ -55,6 +56,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", action="append", required=True, help="give two: before, after")
     ap.add_argument("--work", default="/tmp/llmprism-same-reports")
+    ap.add_argument("--threads", type=int, default=1, help="analyze --threads for both builds")
     ap.add_argument("cases", nargs="*", default=["paper:1", "paper:2", "faults:1", "faults:2"])
     args = ap.parse_args()
     if len(args.bin) != 2:
@@ -63,7 +65,8 @@ def main():
     for case in args.cases:
         scenario, seed = case.split(":")
         d = simulate(args.bin[0], scenario, seed, args.work)
-        a, b = analyze(args.bin[0], d, "before"), analyze(args.bin[1], d, "after")
+        a = analyze(args.bin[0], d, "before", args.threads)
+        b = analyze(args.bin[1], d, "after", args.threads)
         for part in ("rc", "stdout", "stderr", "report"):
             if a[part] != b[part]:
                 failed += 1

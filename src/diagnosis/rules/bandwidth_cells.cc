@@ -1,12 +1,12 @@
 #include "diagnosis/rules/bandwidth_cells.h"
 
 #include <algorithm>
-#include <future>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include "analysis/jobs/job_recognition.h"
+#include "analysis/parallel_for.h"
 #include "diagnosis/group_medians.h"
 #include "diagnosis/robust_stats.h"
 
@@ -79,31 +79,6 @@ RecordClasses RecordClasses::Measure(const RuleContext& rc) {
 
 namespace {
 
-// Which of a record's elements a builder takes: all, or (two builders side by side, merged by
-// MergeParts) the switches of its route, or the rest: its route's fabric links and its ends'
-// access links. One builder takes a record's elements in that order (switches, fabric links,
-// access links), so each part's are a run of it and the first part's come first. A record
-// crosses one to three switches and two to four links, so the two builders take about as long:
-// split as a record's route (switches and fabric links) and its ends (access links), the route's
-// builder took twice the other's (paper, two threads: 1.44 against 0.72 s; split this way 0.95
-// against 1.2 s) and held the whole rule up.
-enum class GridPart { kAll, kSwitches, kLinks };
-
-bool TakesElement(GridPart part, ElementKind kind) {
-  switch (part) {
-    case GridPart::kAll: return true;
-    case GridPart::kSwitches: return kind == ElementKind::kSwitch;
-    case GridPart::kLinks: return kind != ElementKind::kSwitch;
-  }
-  return true;
-}
-
-// The row at which each element and each cell of a part's grid was made: what MergeParts
-// interleaves the two parts by.
-struct FirstRows {
-  std::vector<uint32_t> element, cell;
-};
-
 // A record's relative bandwidth and estimated bytes, as a closing bin reads them.
 struct RowValues {
   double relative = 0;
@@ -114,11 +89,9 @@ struct RowValues {
 class GridBuilder {
  public:
   // `sorted`: rows are sorted by start, so bins close in order: a closed bin's cells keep their
-  // typical value instead of every record (see CloseBin). `first_rows`: filled when given.
-  GridBuilder(const RuleContext& rc, const RecordClasses& classes, bool sorted, CellGrid* grid,
-              GridPart part = GridPart::kAll, FirstRows* first_rows = nullptr)
-      : rc_(rc), classes_(classes), grid_(*grid), sorted_(sorted), part_(part),
-        first_rows_(first_rows) {}
+  // typical value instead of every record (see CloseBin).
+  GridBuilder(const RuleContext& rc, const RecordClasses& classes, bool sorted, CellGrid* grid)
+      : rc_(rc), classes_(classes), grid_(*grid), sorted_(sorted) {}
 
   // Rows [begin, end); when sorted, a run of whole bins.
   void Run(size_t begin, size_t end) {
@@ -127,7 +100,6 @@ class GridBuilder {
     for (size_t r = begin; r < end; ++r) {
       const int record_class = classes_.ClassOf(r);
       if (record_class < 0) continue;
-      row_ = static_cast<uint32_t>(r);
       const int64_t bin = (start[r] - grid_.t0) / grid_.bin_ns;
       if (sorted_ && bin != open_bin_) {
         CloseBin();
@@ -143,9 +115,7 @@ class GridBuilder {
         open_row_values_[k] = {classes_.RelativeBandwidth(r), double(f.EstimatedBytes(r))};
       }
       for (uint32_t e : Route(r)) AddToCell(e, bin, record_class, r);
-      if (part_ != GridPart::kSwitches)
-        for (EndpointId end : {f.src()[r], f.dst()[r]})
-          AddToCell(AccessLink(end), bin, record_class, r);
+      for (EndpointId end : {f.src()[r], f.dst()[r]}) AddToCell(AccessLink(end), bin, record_class, r);
     }
     CloseBin();
   }
@@ -157,7 +127,6 @@ class GridBuilder {
     if (inserted) {
       grid_.elements.push_back({name, kind, a, b, endpoint});
       grid_.cell_of.emplace_back(size_t(2 * grid_.bins), -1);
-      if (first_rows_ != nullptr) first_rows_->element.push_back(row_);
     }
     return it->second;
   }
@@ -203,8 +172,7 @@ class GridBuilder {
       if (!inserted) return RouteOf(it->second);
     }
     for (const Element& el : RouteElements(rc_, point, ls, ld))
-      if (TakesElement(part_, el.kind))
-        route_elements_.push_back(uint32_t(ElementFor(el.name, el.kind, el.a, el.b)));
+      route_elements_.push_back(uint32_t(ElementFor(el.name, el.kind, el.a, el.b)));
     route_first_.push_back(uint32_t(route_elements_.size()));
     return RouteOf(route_first_.size() - 2);
   }
@@ -224,7 +192,6 @@ class GridBuilder {
       if (oc < 0) {
         oc = static_cast<int32_t>(grid_.cells.size());
         grid_.cells.emplace_back();
-        if (first_rows_ != nullptr) first_rows_->cell.push_back(row_);
         grid_.cell_of[e][size_t(bin * 2 + kind)] = oc;
         open_slots_.push_back(static_cast<uint32_t>(e * 2 + size_t(kind)));
       }
@@ -336,9 +303,6 @@ class GridBuilder {
   const RecordClasses& classes_;
   CellGrid& grid_;
   const bool sorted_;
-  const GridPart part_;
-  FirstRows* first_rows_;
-  uint32_t row_ = 0;  // the row being added
   analysis::PairKeyMap route_index_;
   std::vector<uint32_t> slot_of_packed_;  // route_index_'s number -> route
   std::map<std::tuple<uint32_t, int, int>, uint32_t> odd_routes_;  // ids beyond the packed range
@@ -396,62 +360,62 @@ CellGrid EmptyCellGrid(int64_t first_start_ns, int64_t last_start_ns, int64_t bi
 
 namespace {
 
-// The order in which one builder would have made the items of two parts, as (part, index):
-// by first row, the switches' part first at a tie (a record's switches come before its links).
-std::vector<std::pair<int, uint32_t>> Interleave(const std::vector<uint32_t>& switch_rows,
-                                                 const std::vector<uint32_t>& link_rows) {
-  std::vector<std::pair<int, uint32_t>> order;
-  order.reserve(switch_rows.size() + link_rows.size());
-  size_t i = 0, j = 0;
-  while (i < switch_rows.size() || j < link_rows.size()) {
-    if (j == link_rows.size() || (i < switch_rows.size() && switch_rows[i] <= link_rows[j]))
-      order.emplace_back(0, uint32_t(i++));
-    else
-      order.emplace_back(1, uint32_t(j++));
+// Where each of `runs` runs of whole bins begins, and where the last ends (rows sorted by start):
+// about equal runs of rows, each cut at the bin boundary nearest to an equal split, so that no
+// bin's records are split between builders. A run may be empty.
+std::vector<size_t> BinRunBounds(std::span<const int64_t> start, const CellGrid& grid, size_t runs) {
+  std::vector<size_t> bounds = {0};
+  for (size_t k = 1; k < runs; ++k) {
+    const size_t target = start.size() * k / runs;
+    const int64_t bin = (start[target] - grid.t0) / grid.bin_ns;
+    const auto at = [&](int64_t b) {  // the first row of bin b
+      return size_t(std::lower_bound(start.begin(), start.end(), grid.t0 + b * grid.bin_ns) -
+                    start.begin());
+    };
+    const size_t before = at(bin), after = at(bin + 1);  // the bin boundaries around the target
+    bounds.push_back(std::max(target - before <= after - target ? before : after, bounds.back()));
   }
-  return order;
+  bounds.push_back(start.size());
+  return bounds;
 }
 
-// The grid one builder of every element makes, from a builder of the switches and one of the
-// links (the access links among them): elements and cells numbered in the order they were made
-// (Interleave), each
-// cell's slow rows appended cell after cell in that order (as one builder does bin by bin).
-// The parts' cells are taken from the front as they are copied, so the grid is not held twice.
-CellGrid MergeParts(CellGrid parts[2], const FirstRows first_rows[2]) {
-  CellGrid out;
-  out.t0 = parts[0].t0;
-  out.bin_ns = parts[0].bin_ns;
-  out.bins = parts[0].bins;
-  std::vector<int32_t> new_cell[2] = {std::vector<int32_t>(parts[0].cells.size()),
-                                      std::vector<int32_t>(parts[1].cells.size())};
-  for (const auto& [part, c] : Interleave(first_rows[0].cell, first_rows[1].cell)) {
-    CellGrid& from = parts[part];
-    Cell cell = from.cells.front();
-    from.cells.pop_front();
-    const std::span<const uint32_t> slow = from.SlowOf(cell);
-    cell.slow_begin = out.slow_rows.size();
-    out.slow_rows.insert(out.slow_rows.end(), slow.begin(), slow.end());
-    if (cell.more_jobs >= 0) {
-      out.more_jobs.push_back(std::move(from.more_jobs[size_t(cell.more_jobs)]));
-      cell.more_jobs = static_cast<int32_t>(out.more_jobs.size() - 1);
+// Appends the grid a builder made of a later run of bins to the grid of the runs before it,
+// giving the grid one builder of all those rows makes. One builder makes cells bin by bin, so the
+// later run's cells (and their slow rows and further jobs) follow the earlier ones'. It makes an
+// element at its first record, so the later run's elements that the earlier runs made are theirs,
+// and the others follow in the order the later builder made them. The later cells are taken from
+// the front as they are copied, so the cells are not held twice.
+void AppendLaterBins(CellGrid& later, CellGrid* out) {
+  const int32_t cell_offset = static_cast<int32_t>(out->cells.size());
+  const uint64_t slow_offset = out->slow_rows.size();
+  const int32_t more_jobs_offset = static_cast<int32_t>(out->more_jobs.size());
+  while (!later.cells.empty()) {
+    Cell cell = later.cells.front();
+    later.cells.pop_front();
+    cell.slow_begin += slow_offset;
+    if (cell.more_jobs >= 0) cell.more_jobs += more_jobs_offset;
+    out->cells.push_back(cell);
+  }
+  out->slow_rows.insert(out->slow_rows.end(), later.slow_rows.begin(), later.slow_rows.end());
+  for (std::vector<JobCount>& jobs : later.more_jobs) out->more_jobs.push_back(std::move(jobs));
+  std::vector<int32_t> element_of(later.elements.size());
+  for (size_t e = 0; e < later.elements.size(); ++e) {
+    const auto [it, made_here] = out->index.try_emplace(later.elements[e].name, out->elements.size());
+    if (made_here) {
+      out->elements.push_back(std::move(later.elements[e]));
+      out->cell_of.emplace_back(size_t(2 * out->bins), -1);
     }
-    new_cell[part][c] = static_cast<int32_t>(out.cells.size());
-    out.cells.push_back(cell);
+    element_of[e] = static_cast<int32_t>(it->second);
+    std::vector<int32_t>& cells = out->cell_of[it->second];
+    const std::vector<int32_t>& later_cells = later.cell_of[e];
+    for (size_t slot = 0; slot < later_cells.size(); ++slot)  // the later run's bins only
+      if (later_cells[slot] >= 0) cells[slot] = later_cells[slot] + cell_offset;
   }
-  std::vector<int32_t> new_element(parts[1].elements.size());
-  for (const auto& [part, e] : Interleave(first_rows[0].element, first_rows[1].element)) {
-    CellGrid& from = parts[part];
-    if (part == 1) new_element[e] = static_cast<int32_t>(out.elements.size());
-    out.index.emplace(from.elements[e].name, out.elements.size());
-    out.elements.push_back(std::move(from.elements[e]));
-    std::vector<int32_t>& cells = out.cell_of.emplace_back(std::move(from.cell_of[e]));
-    for (int32_t& c : cells)
-      if (c >= 0) c = new_cell[part][size_t(c)];
-  }
-  out.access_link_of = std::move(parts[1].access_link_of);
-  for (int32_t& e : out.access_link_of)
-    if (e >= 0) e = new_element[size_t(e)];
-  return out;
+  if (out->access_link_of.size() < later.access_link_of.size())
+    out->access_link_of.resize(later.access_link_of.size(), -1);
+  for (size_t end = 0; end < later.access_link_of.size(); ++end)
+    if (later.access_link_of[end] >= 0)
+      out->access_link_of[end] = element_of[size_t(later.access_link_of[end])];
 }
 
 }  // namespace
@@ -465,19 +429,19 @@ CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes, Cell
   if (f.empty()) return grid;
   const auto start = f.start_ns();
   const bool sorted = std::is_sorted(start.begin(), start.end());
-  if (!sorted || rc.options.threads < 2) {
+  const size_t runs =
+      sorted ? size_t(std::clamp<int64_t>(rc.options.threads, 1, std::max<int64_t>(1, grid.bins))) : 1;
+  if (runs == 1) {
     GridBuilder(rc, classes, sorted, &grid).Run(0, f.size());
     return grid;
   }
-  CellGrid parts[2] = {grid, std::move(grid)};
-  FirstRows first_rows[2];
-  auto build = [&](int part, GridPart which) {
-    GridBuilder(rc, classes, true, &parts[part], which, &first_rows[part]).Run(0, f.size());
-  };
-  auto links = std::async(std::launch::async, build, 1, GridPart::kLinks);
-  build(0, GridPart::kSwitches);
-  links.get();
-  return MergeParts(parts, first_rows);
+  const std::vector<size_t> bounds = BinRunBounds(start, grid, runs);
+  std::vector<CellGrid> parts(runs, grid);  // no elements or cells yet: the bins alone
+  analysis::ParallelFor(runs, static_cast<int>(runs), [&](size_t k) {
+    GridBuilder(rc, classes, true, &parts[k]).Run(bounds[k], bounds[k + 1]);
+  });
+  for (size_t k = 1; k < runs; ++k) AppendLaterBins(parts[k], &parts[0]);
+  return std::move(parts[0]);
 }
 
 std::vector<Element> RouteElements(const RuleContext& rc, uint32_t point, int leaf_src,

@@ -135,12 +135,12 @@ CellGrid EmptyCellGrid(const RuleContext& rc);
 // The same for records starting in [first_start_ns, last_start_ns].
 CellGrid EmptyCellGrid(int64_t first_start_ns, int64_t last_start_ns, int64_t bin_ns);
 
-// One pass over the rows. With rc.options.threads > 1 (and rows sorted by start), two passes side
-// by side, one adding each record to the switches it crossed, the other to its fabric links and
-// its ends' access links, merged into the grid one pass makes (the same numbering of elements and
-// cells). Not split by runs of bins: each run would hold its open bin's (cell, row) list at once,
-// 8 bytes per record and element crossed (paper, two threads: peak RSS 478 -> 522 MB,
-// docs/performance.md); split by element, the two lists together are the one pass's.
+// One pass over the rows. With rc.options.threads > 1 (and rows sorted by start), one pass per
+// thread over its own run of whole bins, the runs' grids appended in bin order into the grid one
+// pass makes (the same numbering of elements and cells). Each record's class, bin, relative
+// bandwidth and route are worked out once, where a split by element kind (switches beside links)
+// worked them out in both passes. The price is memory: each run holds its open bin's (cell, row)
+// list and values, 16 bytes per record and element crossed in a bin (docs/performance.md).
 CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes);
 // The same in the bins of `bins` (an EmptyCellGrid spanning every record's start).
 CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes, CellGrid bins);
