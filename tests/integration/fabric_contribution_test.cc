@@ -13,6 +13,7 @@
 #include "diagnosis/rules/bandwidth_rule.h"
 #include "diagnosis/rules/fabric_contribution.h"
 #include "diagnosis/rules/fabric_contribution_codec.h"
+#include "diagnosis/rules/fabric_contribution_split.h"
 #include "diagnosis/rules/fabric_evaluation.h"
 #include "sim/scenarios.h"
 #include "sim/simulator.h"
@@ -190,6 +191,71 @@ TEST(FabricContribution, OneShardAloneJudgesOtherwise) {
   const std::vector<diagnosis::FabricContribution> first = {ContributionOf(shards[0], s.points)};
   EXPECT_NE(MergedFindings({shards[0]}, diagnosis::MergeFabricContributions(first)),
             ReferenceFindings());
+}
+
+// An analyser holding several shards by lease analyses their records as one window and
+// publishes each shard's part of its contribution: the parts (through their bytes), merged, judge
+// as the window, and as the shards' own contributions do.
+std::vector<std::string> SplitThenMergedFindings(const std::vector<int>& shard_of_job) {
+  const Simulated& s = ShardsScenario();
+  const diagnosis::FabricContribution c = ContributionOf(s.all, s.points);
+  std::map<IpAddr, int32_t> job_of_addr;
+  for (size_t j = 0; j < s.all.results.jobs.size(); ++j)
+    for (EndpointId g : s.all.results.jobs[j].gpus)
+      job_of_addr[s.all.table.endpoints().Addr(g)] = int32_t(j);
+  std::vector<int32_t> endpoint_part;
+  for (const IpAddr& a : c.endpoint_addr) {
+    auto it = job_of_addr.find(a);
+    endpoint_part.push_back(it == job_of_addr.end() ? -1 : shard_of_job[size_t(it->second)]);
+  }
+  const size_t shards = size_t(*std::max_element(shard_of_job.begin(), shard_of_job.end()) + 1);
+  std::vector<diagnosis::FabricContribution> parts;
+  for (const auto& part : diagnosis::SplitFabricContribution(c, endpoint_part, shards)) {
+    const std::string bytes = diagnosis::EncodeFabricContribution(part);
+    auto back = diagnosis::DecodeFabricContribution(
+        {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+    EXPECT_TRUE(back.has_value());
+    if (back) parts.push_back(std::move(*back));
+  }
+  EXPECT_EQ(parts.size(), shards);
+  for (const auto& part : parts) {
+    EXPECT_GT(part.records(), 0u);
+    EXPECT_EQ(part.first_start_ns, c.first_start_ns);
+  }
+  const diagnosis::FabricContribution merged = diagnosis::MergeFabricContributions(parts);
+  EXPECT_EQ(merged.records(), c.records());
+  EXPECT_EQ(merged.pairs.size(), c.pairs.size());
+  std::map<std::string, int> job_by_id;
+  for (size_t j = 0; j < s.all.results.jobs.size(); ++j) job_by_id[s.all.results.jobs[j].id] = int(j);
+  return Describe(
+      diagnosis::EvaluateFabric(merged, {}),
+      [&](int j) {
+        return j < 0 ? std::string("-")
+                     : JobGpus(s.all.results, s.all.table, job_by_id.at(merged.jobs[size_t(j)]));
+      },
+      [&](EndpointId g) { return merged.endpoint_addr[g].ToString(); });
+}
+
+TEST(FabricContribution, OneWindowOfHeldShardsSplitAndMergedJudgesAsOneWindow) {
+  EXPECT_EQ(SplitThenMergedFindings({0, 1, 1}), ReferenceFindings());
+  EXPECT_EQ(SplitThenMergedFindings({0, 1, 2}), ReferenceFindings());
+  EXPECT_EQ(SplitThenMergedFindings({1, 0, 0}), ReferenceFindings());
+}
+
+// A part of no record: a shard held with no job in the window still answers for it.
+TEST(FabricContribution, AShardOfNoRecordGetsAPartOfNone) {
+  const Simulated& s = ShardsScenario();
+  const diagnosis::FabricContribution c = ContributionOf(s.all, s.points);
+  const std::vector<int32_t> all_first(c.endpoint_addr.size(), 0);
+  const auto parts = diagnosis::SplitFabricContribution(c, all_first, 2);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].records(), c.records());
+  EXPECT_EQ(parts[0].endpoint_addr, c.endpoint_addr);
+  EXPECT_EQ(parts[0].pairs, c.pairs);
+  EXPECT_EQ(parts[1].records(), 0u);
+  EXPECT_TRUE(parts[1].endpoint_addr.empty());
+  EXPECT_TRUE(parts[1].jobs.empty());
+  EXPECT_FALSE(parts[1].empty());  // it saw the window: its span is the window's
 }
 
 TEST(FabricContribution, BytesGiveBackTheContribution) {
