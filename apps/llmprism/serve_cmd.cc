@@ -318,15 +318,15 @@ std::optional<std::string> SetStreamRole(const ServeArgs& args,
       so.lease_name = prism::scaleout::LeaseName(fmt::format("{}-{}", host, getpid()));
     }
     if (args.fabric_stage) {
-      // A contribution is one shard's: an analyser holding several by lease would publish them
-      // together (not built: docs/scale-out.md).
+      // A contribution is one shard's: an analyser holding several by lease publishes a part
+      // for each (docs/scale-out.md).
       const auto shard = prism::scaleout::ShardOfRecordSubject(so.subject);
-      if (args.take_shards > 0 || !shard) {
-        return std::string("--fabric-stage needs the analyser of one shard: --nats-subject "
-                           "'records.shard.N.>' (not --take-shards)");
+      if (args.take_shards == 0 && !shard) {
+        return std::string("--fabric-stage needs the shards it answers for: --nats-subject "
+                           "'records.shard.N.>' or --take-shards");
       }
       so.fabric_stage = true;
-      so.fabric_shard = *shard;
+      so.fabric_shard = shard.value_or(0);
       so.fabric_piece_bytes = args.fabric_piece_kb * 1024;
     }
   }

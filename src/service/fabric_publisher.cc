@@ -22,13 +22,13 @@ StatusOr<std::unique_ptr<FabricPublisher>> FabricPublisher::Open(
 }
 
 Status FabricPublisher::Publish(int64_t window_end_ns,
-                                const diagnosis::FabricContribution& contribution) {
+                                const diagnosis::FabricContribution& contribution, int shard) {
   const std::string bytes = diagnosis::EncodeFabricContribution(contribution);
   const size_t piece = static_cast<size_t>(piece_bytes_);
   const int parts = static_cast<int>(std::max<size_t>(1, (bytes.size() + piece - 1) / piece));
   const auto give_up = std::chrono::steady_clock::now() + options_.patience;
   for (int part = 0; part < parts; ++part) {
-    const scaleout::FabricKey key{window_end_ns, options_.shard, part, parts};
+    const scaleout::FabricKey key{window_end_ns, shard, part, parts};
     const size_t from = static_cast<size_t>(part) * piece;
     const std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(bytes.data()) + from,
                                         std::min(piece, bytes.size() - from));
@@ -42,8 +42,9 @@ Status FabricPublisher::Publish(int64_t window_end_ns,
       ++errors_;
       if (std::chrono::steady_clock::now() >= give_up) {
         ++given_up_;
-        return MakeError(ErrorCode::kInternal, "fabric contribution of the window ending {} "
-                         "({} bytes) not published (piece {} of {}): {}", window_end_ns,
+        return MakeError(ErrorCode::kInternal, "fabric contribution of shard {} for the window "
+                         "ending {} ({} bytes) not published (piece {} of {}): {}", shard,
+                         window_end_ns,
                          bytes.size(), part + 1, parts, ack.error().message);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(250));
@@ -54,13 +55,13 @@ Status FabricPublisher::Publish(int64_t window_end_ns,
   return OkStatus();
 }
 
-Status FabricPublisher::PublishEmpty(int64_t window_end_ns) {
-  PRISM_RETURN_IF_ERROR(Publish(window_end_ns, diagnosis::FabricContribution()));
+Status FabricPublisher::PublishEmpty(int64_t window_end_ns, int shard) {
+  PRISM_RETURN_IF_ERROR(Publish(window_end_ns, diagnosis::FabricContribution(), shard));
   ++published_empty_;
   return OkStatus();
 }
 
-StatusOr<std::optional<int64_t>> FabricPublisher::NewestWindowEnd() {
+StatusOr<std::optional<int64_t>> FabricPublisher::NewestWindowEnd(std::span<const int> own_shards) {
   // From the last message back to the newest of another shard: this shard's own (empties it
   // just published on an earlier clock) would hide a later window another shard published
   // before them. Bounded: a shard's last windows in many pieces may hide the others for a while.
@@ -70,7 +71,8 @@ StatusOr<std::optional<int64_t>> FabricPublisher::NewestWindowEnd() {
     PRISM_ASSIGN_OR_RETURN(const std::string subject,
                            js_->SubjectAt(scaleout::kFabricStream, seq));
     const std::optional<scaleout::FabricKey> key = scaleout::ParseFabricSubject(subject);
-    if (key && key->shard != options_.shard) return std::optional<int64_t>(key->window_end_ns);
+    if (key && std::find(own_shards.begin(), own_shards.end(), key->shard) == own_shards.end())
+      return std::optional<int64_t>(key->window_end_ns);
   }
   return std::optional<int64_t>();
 }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "core/status.h"
@@ -38,16 +39,28 @@ class FabricPublisher {
 
   // Publishes the contribution of the window ending at `window_end_ns`, retrying; the error of
   // the last attempt when it could not.
-  Status Publish(int64_t window_end_ns, const diagnosis::FabricContribution& contribution);
+  // `shard`: the shard it answers for (an analyser holding several by lease publishes a part
+  // for each, diagnosis/rules/fabric_contribution_split.h); by default options.shard.
+  Status Publish(int64_t window_end_ns, const diagnosis::FabricContribution& contribution,
+                 int shard);
+  Status Publish(int64_t window_end_ns, const diagnosis::FabricContribution& contribution) {
+    return Publish(window_end_ns, contribution, options_.shard);
+  }
   // The empty contribution of a window with no record of this shard (its jobs paused): the
   // fabric stage then knows the window whole without waiting for this shard. The same subject
   // and message id as any contribution of the window (one piece), so a second copy is dropped.
-  Status PublishEmpty(int64_t window_end_ns);
+  Status PublishEmpty(int64_t window_end_ns, int shard);
+  Status PublishEmpty(int64_t window_end_ns) { return PublishEmpty(window_end_ns, options_.shard); }
   // The end of the window of the newest message another shard put in the stream (read back from
   // the stream's last message, at most 256 messages); nullopt when there is none. An idle
   // shard's clock (WindowBuffer::MoveClockTo): that shard's records have reached that window
   // end.
-  StatusOr<std::optional<int64_t>> NewestWindowEnd();
+  // `own_shards`: the shards this analyser publishes for (their messages are passed over).
+  StatusOr<std::optional<int64_t>> NewestWindowEnd(std::span<const int> own_shards);
+  StatusOr<std::optional<int64_t>> NewestWindowEnd() {
+    const int own = options_.shard;
+    return NewestWindowEnd(std::span<const int>(&own, 1));
+  }
   // Contributions not even tried (counted as given up): the ones after one the stream did not
   // take in the same run of empty windows, which would each wait the whole patience again.
   void CountGivenUp(uint64_t n) { given_up_ += n; }

@@ -46,7 +46,10 @@ std::optional<FabricWindows::Ready> FabricWindows::TakeReady(Clock::time_point n
   r.window_end_ns = end;
   r.missing = std::move(missing);
   r.waited_out = waited_out;
-  for (auto& [shard, c] : p.parts) r.parts.push_back(std::move(c));
+  for (auto& [shard, c] : p.parts) {
+    r.parts.push_back(std::move(c));
+    r.shards.push_back(shard);
+  }
   windows_.erase(it);
   judged_up_to_ns_ = std::max(judged_up_to_ns_, end);
   return r;

@@ -51,6 +51,7 @@ class FabricWindows {
   struct Ready {
     int64_t window_end_ns = 0;
     std::vector<diagnosis::FabricContribution> parts;  // in shard order
+    std::vector<int> shards;                            // of parts
     std::vector<int> missing;                           // shards without a contribution
     bool waited_out = false;                            // missing shards by the `wait`
   };

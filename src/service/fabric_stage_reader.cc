@@ -70,6 +70,11 @@ FabricVerdict FabricStageReader::Judge(FabricWindows::Ready ready) {
   v.end_ns = ready.window_end_ns;
   v.start_ns = ready.window_end_ns - options_.window_ns;
   v.records = merged.records();
+  v.records_by_shard.assign(size_t(std::max(options_.windows.shards, 0)), 0);
+  for (size_t i = 0; i < ready.parts.size(); ++i) {
+    if (size_t(ready.shards[i]) < v.records_by_shard.size())
+      v.records_by_shard[size_t(ready.shards[i])] = ready.parts[i].records();
+  }
   v.findings = FabricReportFindings(merged, found);
   v.missing_shards = std::move(ready.missing);
   v.shards = options_.windows.shards;

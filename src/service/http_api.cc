@@ -144,7 +144,8 @@ json IngestJson(const ApiContext& ctx) {
                               {"published_pieces", p.fabric_published_pieces.load()},
                               {"published_bytes", p.fabric_published_bytes.load()},
                               {"publish_errors", p.fabric_publish_errors.load()},
-                              {"given_up", p.fabric_publish_given_up.load()}};
+                              {"given_up", p.fabric_publish_given_up.load()},
+                              {"records_not_answered", p.fabric_records_not_answered.load()}};
     }
   } else if (p.stream_role == "fabric") {
     stream = json{{"role", p.stream_role},
@@ -585,6 +586,10 @@ void RenderStreamMetrics(const PipelineCounters& p, MetricsText& m) {
                "Window fabric contributions the stream did not take after retrying (the fabric "
                "stage judges those windows without this shard).",
                p.fabric_publish_given_up.load());
+      m.Single("llmprism_fabric_records_not_answered_total", "counter",
+               "Shards held by lease: records left out of this analyser's contributions because "
+               "their shard's previous holder committed and published the window.",
+               p.fabric_records_not_answered.load());
     }
   } else if (p.stream_role == "fabric") {
     RenderFabricMetrics(p, m);

@@ -126,6 +126,9 @@ struct PipelineCounters {
   // Of fabric_published: empty contributions (windows with no record of the shard); and windows
   // of a gap too long to list, published for by no contribution (WindowBuffer).
   std::atomic<uint64_t> fabric_published_empty{0}, fabric_empty_windows_unlisted{0};
+  // Shards held by lease: records of a window left out of every part published because their
+  // shard's previous holder committed (and published) that window.
+  std::atomic<uint64_t> fabric_records_not_answered{0};
   std::atomic<uint64_t> fabric_received_empty{0};  // of fabric_received
   std::atomic<uint64_t> fabric_received{0}, fabric_received_bytes{0}, fabric_bad{0},
       fabric_duplicates{0}, fabric_already_judged{0}, fabric_windows_judged{0},

@@ -26,6 +26,7 @@
 #include "service/ingest_counters.h"
 #include "service/alert_sender.h"
 #include "service/alerts.h"
+#include "diagnosis/rules/fabric_contribution_split.h"
 #include "service/fabric_publisher.h"
 #include "service/fabric_stage_reader.h"
 #include "service/clock_guard.h"
@@ -245,6 +246,9 @@ struct Service::Impl {
     // --fabric-stage: no window to analyse, only the empty contributions of window.empty_before
     // (windows the other shards' clock passed after this shard's latest records).
     bool empties_only = false;
+    // --fabric-stage --take-shards: the shards answered for and where records came from, as
+    // they were when the window was taken (a shard taken later has no record in it).
+    std::optional<FabricShards> fabric_shards;
   };
   std::mutex pending_mu;
   std::condition_variable pending_cv;
@@ -518,7 +522,11 @@ struct Service::Impl {
     loss_at_handoff = now;
     std::unique_lock<std::mutex> lock(pending_mu);
     if (blocking) pending_cv.wait(lock, [&] { return !pending.has_value(); });
-    pending = PendingWindow{std::move(w), std::move(loss)};
+    PendingWindow p;
+    p.window = std::move(w);
+    p.loss = std::move(loss);
+    if (fabric_publisher) p.fabric_shards = stream_source->fabric_shards();
+    pending = std::move(p);
     pending_cv.notify_all();
   }
 
@@ -538,6 +546,7 @@ struct Service::Impl {
     PendingWindow p;
     p.window.empty_before = std::move(ends);
     p.empties_only = true;
+    p.fabric_shards = stream_source->fabric_shards();
     std::unique_lock<std::mutex> lock(pending_mu);
     pending_cv.wait(lock, [&] { return !pending.has_value(); });
     pending = std::move(p);
@@ -550,7 +559,14 @@ struct Service::Impl {
   void TakeFabricClock(WindowBuffer& buffer, std::chrono::steady_clock::time_point now) {
     if (now - last_clock_ask < std::chrono::seconds(1)) return;
     last_clock_ask = now;
-    StatusOr<std::optional<int64_t>> end = fabric_publisher->NewestWindowEnd();
+    // Holding shards by lease, the messages of every shard held are this analyser's own.
+    std::vector<int> own;
+    if (const std::optional<FabricShards> held = stream_source->fabric_shards()) {
+      for (const FabricShards::Held& h : held->held) own.push_back(h.shard);
+    } else {
+      own.push_back(fabric_publisher->shard());
+    }
+    StatusOr<std::optional<int64_t>> end = fabric_publisher->NewestWindowEnd(own);
     if (!end) {
       if (now - last_clock_error_log > std::chrono::seconds(60)) {
         fmt::print(stderr, "llmprism serve: cannot read the fabric stream's newest window: {}\n",
@@ -846,7 +862,7 @@ struct Service::Impl {
 
   void AnalyseOne(PendingWindow job) {
     if (job.empties_only) {
-      PublishEmptyContributions(job.window.empty_before);
+      PublishEmptyContributions(job.window.empty_before, job.fabric_shards);
       return;
     }
     pipeline.analysing_start_ns = job.window.start_ns;
@@ -861,8 +877,8 @@ struct Service::Impl {
     // The windows this shard passed empty come before this one's (the fabric stage takes a
     // later window of a shard as its word that the earlier ones are not coming), and are true
     // whether or not this one's analysis succeeded.
-    if (fabric_publisher) PublishEmptyContributions(empty_before);
-    if (fabric_publisher && st) PublishFabricContribution(end_ns);
+    if (fabric_publisher) PublishEmptyContributions(empty_before, job.fabric_shards);
+    if (fabric_publisher && st) PublishFabricContribution(end_ns, job.fabric_shards);
     // An analyser commits where to read the stream again with the window (also one that failed:
     // the service moves past it, as it does with other sources).
     std::optional<StreamPosition> position;
@@ -894,12 +910,47 @@ struct Service::Impl {
   // --fabric-stage: the window's fabric contribution into the stream before the window is
   // committed. One the stream does not take (retried for FabricPublisherOptions::patience) is
   // counted and logged: the fabric stage judges that window without this shard, and says so.
-  void PublishFabricContribution(int64_t end_ns) {
+  // Holding shards by lease, the contribution is published as the parts of the shards answered
+  // for in this window (FabricShards::AnsweredIn), each record with the shard it was read from.
+  void PublishFabricContribution(int64_t end_ns, const std::optional<FabricShards>& shards) {
     std::optional<diagnosis::FabricContribution> c = tracker->TakeFabricContribution();
     if (!c) return;
-    Status st = fabric_publisher->Publish(end_ns, *c);
+    if (!shards) {
+      Status st = fabric_publisher->Publish(end_ns, *c);
+      PublishFabricCounters();
+      if (!st) fmt::print(stderr, "llmprism serve: LOST {}\n", st.error().message);
+      return;
+    }
+    const std::vector<int> answered = shards->AnsweredIn(end_ns);
+    // Part k is answered[k]'s; the last part (not published) holds the records of shards this
+    // analyser does not answer for here: a shard taken with its earlier windows committed by
+    // its previous holder, whose records the overlapping windows still hold.
+    std::vector<int32_t> part_of_endpoint;
+    part_of_endpoint.reserve(c->endpoint_addr.size());
+    for (const IpAddr& a : c->endpoint_addr) {
+      int32_t part = int32_t(answered.size());
+      if (auto it = shards->shard_of_source->find(a); it != shards->shard_of_source->end()) {
+        if (auto k = std::find(answered.begin(), answered.end(), it->second); k != answered.end())
+          part = int32_t(k - answered.begin());
+      } else {
+        part = -1;  // a destination only: its record goes with its source
+      }
+      part_of_endpoint.push_back(part);
+    }
+    std::vector<diagnosis::FabricContribution> parts =
+        diagnosis::SplitFabricContribution(*c, part_of_endpoint, answered.size() + 1);
+    for (size_t k = 0; k < answered.size(); ++k) {
+      Status st = fabric_publisher->Publish(end_ns, parts[k], answered[k]);
+      if (!st) fmt::print(stderr, "llmprism serve: LOST {}\n", st.error().message);
+    }
+    if (const size_t left = parts.back().records(); left > 0) {
+      pipeline.fabric_records_not_answered += left;
+      fmt::print(stderr, "llmprism serve: window ending {:.0f} s: {} records of shards this "
+                 "analyser took after their previous holder committed the window are left out "
+                 "of its fabric contributions (the previous holder published them)\n",
+                 static_cast<double>(end_ns) / 1e9, left);
+    }
     PublishFabricCounters();
-    if (!st) fmt::print(stderr, "llmprism serve: LOST {}\n", st.error().message);
   }
 
   // The windows before the next one that held no record of this shard (its jobs paused;
@@ -908,9 +959,18 @@ struct Service::Impl {
   // this shard or calling them incomplete. One the stream does not take is lost as any
   // contribution is (logged, counted; the fabric stage judges it without this shard and says
   // so); the rest of the run are then given up untried rather than each waiting the patience.
-  void PublishEmptyContributions(const std::vector<int64_t>& ends) {
+  void PublishEmptyContributions(const std::vector<int64_t>& ends,
+                                 const std::optional<FabricShards>& shards) {
     for (size_t i = 0; i < ends.size(); ++i) {
-      Status st = fabric_publisher->PublishEmpty(ends[i]);
+      Status st = OkStatus();
+      if (!shards) {
+        st = fabric_publisher->PublishEmpty(ends[i]);
+      } else {
+        for (int shard : shards->AnsweredIn(ends[i])) {
+          st = fabric_publisher->PublishEmpty(ends[i], shard);
+          if (!st) break;
+        }
+      }
       if (st) continue;
       const uint64_t rest = ends.size() - i - 1;
       fabric_publisher->CountGivenUp(rest);
@@ -980,10 +1040,12 @@ struct Service::Impl {
     if (alerts) PostAlerts(write, v.end_ns, true);
     auto snap = tracker->BuildSnapshot();
     fmt::print(stderr,
-               "llmprism serve: fabric window {:.0f}-{:.0f} s: {} of {} shards, {} records, {} "
-               "switch and link findings ({} new or updated), judged in {:.3f} s CPU\n",
+               "llmprism serve: fabric window {:.0f}-{:.0f} s: {} of {} shards, {} records (by "
+               "shard: {}), {} switch and link findings ({} new or updated), judged in {:.3f} s "
+               "CPU\n",
                static_cast<double>(v.start_ns) / 1e9, static_cast<double>(v.end_ns) / 1e9,
                v.shards - static_cast<int>(v.missing_shards.size()), v.shards, v.records,
+               fmt::join(v.records_by_shard, " "),
                v.findings.size(), write.findings.size(), v.judge_seconds);
     snapshots.Publish(std::move(snap));
   }
@@ -1244,6 +1306,7 @@ Status Service::Impl::OpenStreamRole() {
       lo.ttl = so.lease_ttl;
       lo.name = so.lease_name;
       lo.replicas = so.replicas;
+      lo.attribute_sources = so.fabric_stage;
       PRISM_ASSIGN_OR_RETURN(s.stream_source, ShardLeaseSource::Open(o, lo, s.resumed_position));
       s.pipeline.stream_leases = true;
       fmt::print(stderr, "llmprism serve: analyser {}: taking up to {} shards by lease (TTL "
@@ -1266,8 +1329,10 @@ Status Service::Impl::OpenStreamRole() {
       // empty (PublishEmptyContributions).
       options.buffer.list_empty_windows = true;
       fmt::print(stderr, "llmprism serve: analyser: publishing each window's fabric contribution "
-                 "as shard {} on {}; switch and link findings are the fabric stage's\n",
-                 fo.shard, scaleout::kFabricStream);
+                 "{} on {}; switch and link findings are the fabric stage's\n",
+                 so.take_shards > 0 ? std::string("as the parts of the shards it holds")
+                                    : fmt::format("as shard {}", fo.shard),
+                 scaleout::kFabricStream);
     }
     // One shard's analyser places its first window where the whole service's data starts.
     options.buffer.origin_ns = [source = s.stream_source.get()] { return source->origin_ns(); };

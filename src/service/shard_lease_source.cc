@@ -126,6 +126,10 @@ Status ShardLeaseSource::ApplyLeaseEvents() {
     if (e.kind == scaleout::ShardLeaseEvent::Kind::kLost) {
       ++leases_lost_;
       readings_.erase(e.shard);
+      {
+        std::lock_guard<std::mutex> lock(sources_mu_);
+        begun_.erase(e.shard);
+      }
       fmt::print(stderr, "llmprism serve: LOST shard {}: its lease is held by {} now (not "
                  "renewed within the TTL); its unacknowledged records go to that analyser\n",
                  e.shard, e.other.empty() ? std::string("another analyser") : e.other);
@@ -179,7 +183,12 @@ Status ShardLeaseSource::SetUp(int shard, int64_t committed_end_ns) {
   r.next_sequence = floor + 1;
   r.checkpoint = std::make_unique<scaleout::StreamCheckpoint>(options_.window_ns,
                                                               options_.step_ns, floor + 1);
+  {
+    std::lock_guard<std::mutex> lock(sources_mu_);
+    begun_.erase(shard);  // again from the start: its reading begins anew
+  }
   if (committed_end_ns > 0) {
+    r.answers_after_ns = committed_end_ns;
     r.first_needed_start_ns = scaleout::StreamCheckpoint::FirstUncommittedStart(
         committed_end_ns, options_.window_ns, options_.step_ns);
     // Written by this thread only, before the shard's records are read.
@@ -259,6 +268,15 @@ void ShardLeaseSource::Read(Reading& r, std::vector<scaleout::DeliveredMessage>&
     }
     r.checkpoint->Read(seq, !batch->records.empty(), latest_start);
     r.latest_start_ns = std::max(r.latest_start_ns, latest_start);
+    if (leases_.attribute_sources && !batch->records.empty()) {
+      std::lock_guard<std::mutex> lock(sources_mu_);
+      for (const FlowRecord& rec : batch->records) {
+        auto [it, added] = shard_of_source_.try_emplace(rec.src, r.shard);
+        if (!added && it->second == r.shard) continue;
+        it->second = r.shard;
+        ++sources_version_;
+      }
+    }
     uint64_t skipped = 0;
     for (const FlowRecord& rec : batch->records) {
       if (rec.start_ns < r.first_needed_start_ns) {
@@ -270,7 +288,29 @@ void ShardLeaseSource::Read(Reading& r, std::vector<scaleout::DeliveredMessage>&
     stats->Add(Stat::records_read, batch->records.size() - skipped);
     already_analysed_ += skipped;
     r.unacknowledged.emplace(seq, std::move(m));
+    if (!batch->records.empty()) NoteBegun(r);
   }
+}
+
+void ShardLeaseSource::NoteBegun(const Reading& r) {
+  if (!leases_.attribute_sources) return;
+  std::lock_guard<std::mutex> lock(sources_mu_);
+  begun_.try_emplace(r.shard, FabricShards::Held{r.shard, r.answers_after_ns});
+}
+
+std::optional<FabricShards> ShardLeaseSource::fabric_shards() const {
+  if (!leases_.attribute_sources) return std::nullopt;
+  FabricShards out;
+  std::lock_guard<std::mutex> lock(sources_mu_);
+  for (const auto& [shard, held] : begun_) out.held.push_back(held);
+  // Copied only when an address was added or moved since the last copy: after the first windows
+  // every window shares one.
+  if (copied_version_ != sources_version_) {
+    copied_ = std::make_shared<const std::unordered_map<IpAddr, int, IpAddrHash>>(shard_of_source_);
+    copied_version_ = sources_version_;
+  }
+  out.shard_of_source = copied_;
+  return out;
 }
 
 void ShardLeaseSource::Acknowledge(Reading& r, int64_t confirmed_end_ns) {
@@ -290,7 +330,10 @@ void ShardLeaseSource::LookUpPending() {
   last_pending_lookup_ = now;
   uint64_t total = 0;
   for (auto& [shard, r] : readings_) {
-    if (auto pending = r.consumer->Pending()) r.pending = *pending;
+    if (auto pending = r.consumer->Pending()) {
+      r.pending = *pending;
+      if (r.pending == 0) NoteBegun(r);
+    }
     total += r.pending;
   }
   pending_ = total;

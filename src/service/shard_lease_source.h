@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "scaleout/jetstream.h"
@@ -42,6 +43,8 @@ struct ShardLeaseOptions {
   std::chrono::milliseconds ttl{3000};     // renewed every ttl / 5
   std::string name;                        // this analyser in the bucket (hostname-pid)
   int replicas = 1;                        // copies of the lease bucket when it is created
+  // --fabric-stage: keep which shard each source address's records came from (fabric_shards()).
+  bool attribute_sources = false;
 };
 
 class ShardLeaseSource : public StreamReader {
@@ -82,6 +85,7 @@ class ShardLeaseSource : public StreamReader {
   uint64_t leases_taken() const { return leases_taken_.load(); }
   uint64_t takeovers() const { return takeovers_.load(); }  // taken from a holder that lapsed
   uint64_t leases_lost() const { return leases_lost_.load(); }
+  std::optional<FabricShards> fabric_shards() const override;
   // The held shards' consumers' positions. Reader thread only (the thread that polls).
   std::vector<PipelineCounters::ShardPosition> ShardPositions() const;
 
@@ -91,6 +95,7 @@ class ShardLeaseSource : public StreamReader {
     std::unique_ptr<scaleout::PullConsumer> consumer;
     std::unique_ptr<scaleout::StreamCheckpoint> checkpoint;
     int64_t first_needed_start_ns = INT64_MIN;  // records before it: committed by an earlier holder
+    int64_t answers_after_ns = INT64_MIN;  // the lease's committed end when taken (FabricShards)
     uint64_t next_sequence = 1;
     int64_t latest_start_ns = INT64_MIN;  // of the records read: how far this shard has come
     std::map<uint64_t, scaleout::DeliveredMessage> unacknowledged;
@@ -108,6 +113,9 @@ class ShardLeaseSource : public StreamReader {
             PointTable* points, Stats* stats);
   void Acknowledge(Reading& r, int64_t confirmed_end_ns);
   void LookUpPending();
+  // With attribute_sources: the shard's reading has begun (a record read, or nothing pending),
+  // so the windows handed to analysis from now on hold its records.
+  void NoteBegun(const Reading& r);
 
   StreamSourceOptions options_;
   ShardLeaseOptions leases_;
@@ -133,6 +141,15 @@ class ShardLeaseSource : public StreamReader {
   std::atomic<int> orphaned_{1};  // shards nobody reads (scaleout/shard_leases.h orphaned())
   std::atomic<int64_t> origin_ns_{INT64_MAX};
   std::atomic<int64_t> analysed_elsewhere_end_ns_{INT64_MIN};  // the latest taken shard's commit
+
+  // With attribute_sources (fabric_shards()): filled by the reader thread, copied by the window
+  // thread when a window is handed to analysis.
+  mutable std::mutex sources_mu_;
+  std::map<int, FabricShards::Held> begun_;  // shards held whose reading has begun
+  std::unordered_map<IpAddr, int, IpAddrHash> shard_of_source_;
+  uint64_t sources_version_ = 0;  // changes of shard_of_source_
+  mutable uint64_t copied_version_ = UINT64_MAX;
+  mutable std::shared_ptr<const std::unordered_map<IpAddr, int, IpAddrHash>> copied_;
 };
 
 }  // namespace prism::service

@@ -14,6 +14,7 @@
 #include "core/name_table.h"
 #include "core/stats.h"
 #include "core/status.h"
+#include "service/fabric_shards.h"
 #include "service/store.h"
 
 namespace prism::service {
@@ -52,6 +53,10 @@ class StreamReader {
   // (a shard taken over: its previous holder's committed windows); INT64_MIN: none. Set before
   // those records are read.
   virtual int64_t analysed_elsewhere_end_ns() const { return INT64_MIN; }
+  // Shards taken by lease, with ShardLeaseOptions::attribute_sources: the shards held and where
+  // each source address's records came from (service/fabric_shards.h), for the fabric stage;
+  // nullopt for a reader of given subjects (its one shard is --nats-subject's). Any thread.
+  virtual std::optional<FabricShards> fabric_shards() const { return std::nullopt; }
 };
 
 }  // namespace prism::service

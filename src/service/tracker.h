@@ -62,6 +62,7 @@ struct TrackerOptions {
 struct FabricVerdict {
   int64_t start_ns = 0, end_ns = 0;
   uint64_t records = 0;  // the merged contribution's
+  std::vector<uint64_t> records_by_shard;  // each shard's part's (0: none came)
   std::vector<output::ReportFinding> findings;
   std::vector<int> missing_shards;  // judged without these shards' contributions
   int shards = 0;

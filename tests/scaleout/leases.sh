@@ -13,15 +13,22 @@
 # reference's window by window: no record lost, none counted twice (a window of the killed
 # analyser analysed again by the survivor would count its shard's records twice); nothing late
 # or lost; the survivor's /metrics count the takeover.
-# Usage: leases.sh LLMPRISM WORKDIR
+# With `fabric` (e2e_serve_shard_leases_fabric), the analysers also publish their windows'
+# fabric contributions, each as the parts of the shards it holds (--fabric-stage), and a
+# `serve --role fabric --shards 2` judges them: its switch and link findings must be the
+# reference's, every field, every window judged whole, although shard 1's windows came from
+# one analyser before the kill and from the other after it.
+# Usage: leases.sh LLMPRISM WORKDIR [fabric]
 set -euo pipefail
-bin=$1 work=$2
+bin=$1 work=$2 mode=${3:-}
 here=$(cd "$(dirname "$0")/../service" && pwd)
 . "$here/serve_harness.sh"
 . "$(dirname "$0")/nats_server.sh"
 . "$(dirname "$0")/roles_harness.sh"
 trap 'nats_stop; cleanup' EXIT
 window=10 step=5 reorder=5 idle=12 ttl=3
+# The fabric stage's switch finding (spine01 degraded) wants 20-s windows, as in e2e_serve_shards.
+[ "$mode" = fabric ] && window=20
 
 "$bin" simulate --scenario shards --seed 1 --out "$work/sim" >/dev/null
 $py "$(dirname "$0")/split_records.py" "$work/sim/flows.csv" "$work" 22 1
@@ -46,6 +53,13 @@ drop "$work/ref-watch" "$work/p1-c1.csv"
 drop "$work/ref-watch" "$work/p2-c1.csv"
 
 nats_start "$work"
+fabric=()
+if [ "$mode" = fabric ]; then
+  fabric=(--fabric-stage)
+  start_serve "$work/fabric.log" --role fabric --shards 2 --nats "$NATS_URL" --db "$work/F.sqlite" \
+    --fabric-wait 15 --http 127.0.0.1:0 --window $window --step $step
+  fabric_port=$SERVE_HTTP
+fi
 "$bin" recognise --nats "$NATS_URL" --shards 2 --window $window --step $step \
   --topology "$work/sim/topology.csv" 2>"$work/recogniser.log" &
 pids+=($!)
@@ -59,7 +73,7 @@ declare -A port pid
 # that both see each other and take one each.
 for a in A B; do
   "$bin" serve --role analyser --nats "$NATS_URL" --db "$work/$a.sqlite" --take-shards 2 \
-    --lease-ttl $ttl "${common[@]}" --ready-file "$work/ready-$a.json" 2>"$work/$a.log" &
+    --lease-ttl $ttl "${fabric[@]}" "${common[@]}" --ready-file "$work/ready-$a.json" 2>"$work/$a.log" &
   pids+=($!) pid[$a]=$!
 done
 for a in A B; do
@@ -145,6 +159,22 @@ lost=$(curl -sf "http://127.0.0.1:${port[$survivor]}/metrics" |
 check "$([ "$lost" = 0 ] && echo ok || echo fail)" "no record lost or dropped by $survivor ($lost)"
 redone=$(metric $survivor llmprism_stream_records_already_analysed_total)
 echo "$survivor skipped $redone records of shard 1 that $victim had committed"
+if [ "$mode" = fabric ]; then
+  # Every window the reference analysed judged by the fabric stage (nothing pending, lag 0).
+  ref_windows=$(health $ref_port '["windows_analysed"]')
+  fabric_ingest() { curl -sf "http://127.0.0.1:$fabric_port/api/v1/ingest" | $py -c "import json,sys; s=json.load(sys.stdin)['stream']; print(s$1)"; }
+  for _ in $(seq 300); do
+    [ "$(fabric_ingest "['windows_judged']")" -ge "$ref_windows" ] &&
+      [ "$(fabric_ingest "['windows_pending'] + s['lag_messages']")" -eq 0 ] && break
+    sleep 0.1
+  done
+  state $fabric_port "$work/F.json"
+  state $ref_port "$work/ref.json"
+  state ${port[$survivor]} "$work/$survivor.json"
+  grep "fabric window" "$work/fabric.log"
+  $py "$(dirname "$0")/compare_lease_fabric.py" "$work" "$ref_windows" "$survivor" ||
+    fails=$((fails + 1))
+fi
 kill -TERM "${pid[$survivor]}" && wait "${pid[$survivor]}"
 grep "released shard" "$work/$survivor.log"
 check "$(grep -c "released shard" "$work/$survivor.log" | grep -q '^2$' && echo ok || echo fail)" \

@@ -56,9 +56,7 @@ expect_usage_error "--take-shards.*drop --nats-subject" serve "${nats[@]}" --tak
   --nats-subject 'records.shard.0.>'
 expect_usage_error "--take-shards" serve "${nats[@]}" --take-shards 0
 expect_usage_error "--lease-ttl" serve "${nats[@]}" --take-shards 2 --lease-ttl 0.1
-expect_usage_error "--fabric-stage needs the analyser of one shard" serve "${nats[@]}" --fabric-stage
-expect_usage_error "--fabric-stage needs the analyser of one shard" serve "${nats[@]}" \
-  --fabric-stage --take-shards 2
+expect_usage_error "--fabric-stage needs the shards it answers for" serve "${nats[@]}" --fabric-stage
 expect_usage_error "--fabric-stage is for --role analyser" serve "${udp[@]}" --fabric-stage
 expect_usage_error "--nats-fetch-batches: .*not in range" serve "${nats[@]}" --nats-fetch-batches 0
 expect_usage_error "--nats-fetch-batches: .*not in range" serve "${nats[@]}" --nats-fetch-batches 257
