@@ -21,14 +21,29 @@ namespace {
 
 constexpr double kMinSigmaFraction = 0.05;
 
+// A value per (element, bin) in one block. Judging keeps several for every element; a vector per
+// element and value cost a heap block each to make and to free (scale-10k: 12,000 elements, 14
+// blocks each), on one thread after the grid.
+template <typename T>
+class ByElementBin {
+ public:
+  ByElementBin(size_t elements, size_t bins, T init) : bins_(bins), values_(elements * bins, init) {}
+  T& operator()(size_t e, size_t bin) { return values_[e * bins_ + bin]; }
+  const T& operator()(size_t e, size_t bin) const { return values_[e * bins_ + bin]; }
+
+ private:
+  size_t bins_;
+  std::vector<T> values_;
+};
+
 // Per element and bin: degraded or not, with the figures of the worse kind (DP or PP) as the
 // finding's evidence.
 struct Degradation {
-  std::vector<std::vector<bool>> degraded;
-  std::vector<std::vector<double>> typical, baseline, sigma;
+  std::vector<std::vector<bool>> degraded;  // by element: its bins, as FlaggedRuns reads them
+  ByElementBin<double> typical, baseline, sigma;
   // Access links only: degraded because its endpoint's pairs fell below their own usual pace
   // (slow_endpoints.h), with typical = that pace over the usual and baseline = 1.
-  std::vector<std::vector<bool>> own_pace;
+  ByElementBin<uint8_t> own_pace;
   // Their slow records: the records of the endpoint's slow pairs in the bin (by element, bin).
   std::map<std::pair<size_t, size_t>, std::vector<uint32_t>> own_pace_rows;
 };
@@ -36,18 +51,15 @@ struct Degradation {
 // One kind's judgement of every element in every bin: against its peers of the same element kind
 // in that bin (k sigma below their median, and at least the minimum drop below it).
 struct KindJudgement {
-  std::vector<std::vector<double>> typical, baseline, sigma;
-  std::vector<std::vector<bool>> below_peers;
+  ByElementBin<double> typical, baseline, sigma;
+  ByElementBin<uint8_t> below_peers;
 };
 
 KindJudgement JudgeAgainstPeers(const RuleContext& rc, const CellGrid& grid, int kind) {
   const DiagnosisOptions& o = rc.options;
   const size_t n = grid.elements.size();
   const size_t bins = size_t(grid.bins);
-  KindJudgement j{std::vector<std::vector<double>>(n, std::vector<double>(bins, 0)),
-                  std::vector<std::vector<double>>(n, std::vector<double>(bins, 1)),
-                  std::vector<std::vector<double>>(n, std::vector<double>(bins, 0)),
-                  std::vector<std::vector<bool>>(n, std::vector<bool>(bins, false))};
+  KindJudgement j{{n, bins, 0.0}, {n, bins, 1.0}, {n, bins, 0.0}, {n, bins, 0}};
   // Peer groups: switches with switches, fabric links with fabric links, and access links with
   // the access links of their own job. A job's links share what its schedule does to them (a
   // straggler it waits for, a last step cut by the window's end), which is no link's fault.
@@ -64,7 +76,7 @@ KindJudgement JudgeAgainstPeers(const RuleContext& rc, const CellGrid& grid, int
       for (size_t e : members) {
         const Cell* c = grid.Find(e, int64_t(bin), kind);
         if (c == nullptr || c->flows < kMinFlowsPerCell) continue;
-        j.typical[e][bin] = c->typical;
+        j.typical(e, bin) = c->typical;
         typicals.push_back(c->typical);
         ids.push_back(e);
       }
@@ -72,10 +84,10 @@ KindJudgement JudgeAgainstPeers(const RuleContext& rc, const CellGrid& grid, int
       const double base = Median(typicals);
       const double sigma = std::max(RobustSigma(typicals, base), kMinSigmaFraction * base);
       for (size_t e : ids) {
-        j.baseline[e][bin] = base;
-        j.sigma[e][bin] = sigma;
-        j.below_peers[e][bin] =
-            j.typical[e][bin] < base - o.k * sigma && j.typical[e][bin] < base * (1 - o.min_bw_drop);
+        j.baseline(e, bin) = base;
+        j.sigma(e, bin) = sigma;
+        j.below_peers(e, bin) =
+            j.typical(e, bin) < base - o.k * sigma && j.typical(e, bin) < base * (1 - o.min_bw_drop);
       }
     }
   }
@@ -94,18 +106,20 @@ Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid,
   const size_t n = grid.elements.size();
   const size_t bins = size_t(grid.bins);
   Degradation d{std::vector<std::vector<bool>>(n, std::vector<bool>(bins, false)),
-                std::vector<std::vector<double>>(n, std::vector<double>(bins, 0)),
-                std::vector<std::vector<double>>(n, std::vector<double>(bins, 1)),
-                std::vector<std::vector<double>>(n, std::vector<double>(bins, 0)),
-                std::vector<std::vector<bool>>(n, std::vector<bool>(bins, false)),
-                {}};
+                {n, bins, 0.0}, {n, bins, 1.0}, {n, bins, 0.0}, {n, bins, 0}, {}};
+  // The two kinds are judged against their peers independently: side by side on threads, then
+  // taken in kind order as one thread does.
+  std::optional<KindJudgement> by_kind[2];
+  analysis::ParallelFor(2, rc.options.threads, [&](size_t kind) {
+    by_kind[kind].emplace(JudgeAgainstPeers(rc, grid, static_cast<int>(kind)));
+  });
   for (int kind : {0, 1}) {
-    const KindJudgement j = JudgeAgainstPeers(rc, grid, kind);
+    const KindJudgement& j = *by_kind[kind];
     for (size_t e = 0; e < n; ++e) {
       std::vector<double> own, load;
       for (size_t bin = 0; bin < bins; ++bin) {
-        if (j.typical[e][bin] <= 0) continue;
-        own.push_back(j.typical[e][bin]);
+        if (j.typical(e, bin) <= 0) continue;
+        own.push_back(j.typical(e, bin));
         load.push_back(grid.Find(e, int64_t(bin), kind)->bytes);  // typical > 0: it has records
       }
       if (own.size() < 3) continue;
@@ -113,16 +127,16 @@ Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid,
       std::sort(own.begin(), own.end());
       const double ref = own[own.size() * 3 / 4];
       for (size_t bin = 0; bin < bins; ++bin) {
-        if (!j.below_peers[e][bin]) continue;
+        if (!j.below_peers(e, bin)) continue;
         const Cell* c = grid.Find(e, int64_t(bin), kind);
         const double extra_load = std::max(1.0, (c != nullptr ? c->bytes : 0.0) / typical_load);
-        if (j.typical[e][bin] * extra_load > ref * (1 - o.min_bw_drop)) continue;
+        if (j.typical(e, bin) * extra_load > ref * (1 - o.min_bw_drop)) continue;
         // Keep the worse kind's figures as the finding's evidence.
         if (!d.degraded[e][bin] ||
-            j.typical[e][bin] / j.baseline[e][bin] < d.typical[e][bin] / d.baseline[e][bin]) {
-          d.typical[e][bin] = j.typical[e][bin];
-          d.baseline[e][bin] = j.baseline[e][bin];
-          d.sigma[e][bin] = j.sigma[e][bin];
+            j.typical(e, bin) / j.baseline(e, bin) < d.typical(e, bin) / d.baseline(e, bin)) {
+          d.typical(e, bin) = j.typical(e, bin);
+          d.baseline(e, bin) = j.baseline(e, bin);
+          d.sigma(e, bin) = j.sigma(e, bin);
         }
         d.degraded[e][bin] = true;
       }
@@ -135,13 +149,13 @@ Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid,
     if (e < 0) continue;
     const size_t bin = size_t(s.bin);
     if (d.degraded[size_t(e)][bin] &&
-        d.typical[size_t(e)][bin] / d.baseline[size_t(e)][bin] <= s.pace_ratio)
+        d.typical(size_t(e), bin) / d.baseline(size_t(e), bin) <= s.pace_ratio)
       continue;
     d.degraded[size_t(e)][bin] = true;
-    d.own_pace[size_t(e)][bin] = true;
-    d.typical[size_t(e)][bin] = s.pace_ratio;
-    d.baseline[size_t(e)][bin] = 1;
-    d.sigma[size_t(e)][bin] = 0;
+    d.own_pace(size_t(e), bin) = true;
+    d.typical(size_t(e), bin) = s.pace_ratio;
+    d.baseline(size_t(e), bin) = 1;
+    d.sigma(size_t(e), bin) = 0;
     d.own_pace_rows[{size_t(e), bin}] = std::move(s.slow_rows);
   }
   return d;
@@ -150,7 +164,7 @@ Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid,
 // The records below the drop threshold that crossed element `e` in `bin`, both kinds, sorted;
 // for an access link degraded against its own pairs' pace, the records of those slow pairs.
 std::vector<uint32_t> SlowRows(const CellGrid& grid, const Degradation& d, size_t e, size_t bin) {
-  if (d.own_pace[e][bin]) return d.own_pace_rows.at({e, bin});
+  if (d.own_pace(e, bin)) return d.own_pace_rows.at({e, bin});
   std::vector<uint32_t> rows;
   for (int kind : {0, 1})
     if (const Cell* c = grid.Find(e, int64_t(bin), kind))
@@ -160,7 +174,7 @@ std::vector<uint32_t> SlowRows(const CellGrid& grid, const Degradation& d, size_
 }
 
 // How far below its peers an element is in a bin (lower: worse).
-double Ratio(const Degradation& d, size_t e, size_t bin) { return d.typical[e][bin] / d.baseline[e][bin]; }
+double Ratio(const Degradation& d, size_t e, size_t bin) { return d.typical(e, bin) / d.baseline(e, bin); }
 
 // Whether element `other` is worse than `e` in the bin (ties: the first name wins).
 bool Worse(const CellGrid& grid, const Degradation& d, size_t other, size_t e, size_t bin) {
@@ -265,7 +279,7 @@ std::vector<std::vector<bool>> Unexplained(const RuleContext& rc, const CellGrid
           !ExplainedBySharedSlowFlows(rc, grid, d, size_t(leaf), bin,
                                       [&](size_t other) { return other == e; });
       // Judged by its own pairs, the far ends' other pairs were already found at their pace.
-      const bool victim = !d.own_pace[e][bin] && FarEndSlowShare(rc, grid, d, e, bin) >= 0.5;
+      const bool victim = !d.own_pace(e, bin) && FarEndSlowShare(rc, grid, d, e, bin) >= 0.5;
       flags[e][bin] = !by_leaf && !victim &&
                       !ExplainedBySharedSlowFlows(rc, grid, d, e, bin, [&](size_t other) {
         return d.degraded[other][bin] &&
@@ -325,9 +339,9 @@ void AddFindings(const CellGrid& grid, const Degradation& d, size_t e, const std
     std::map<int, size_t> jobs;
     for (size_t bin = run.first; bin <= run.last; ++bin) {
       if (!d.degraded[e][bin]) continue;
-      vals.push_back(d.typical[e][bin]);
-      bases.push_back(d.baseline[e][bin]);
-      fd.sigma = std::max(fd.sigma, d.sigma[e][bin]);
+      vals.push_back(d.typical(e, bin));
+      bases.push_back(d.baseline(e, bin));
+      fd.sigma = std::max(fd.sigma, d.sigma(e, bin));
       for (int kind : {0, 1}) {
         if (const Cell* c = grid.Find(e, int64_t(bin), kind))
           for (const JobCount& jc : grid.JobsOf(*c)) jobs[jc.job] += jc.records;
@@ -345,7 +359,7 @@ void AddFindings(const CellGrid& grid, const Degradation& d, size_t e, const std
     fd.severity = SeverityFor(fd.units, 1 - fd.value / fd.baseline, o);
     bool own_pace = true;
     for (size_t bin = run.first; bin <= run.last; ++bin)
-      if (d.degraded[e][bin] && !d.own_pace[e][bin]) own_pace = false;
+      if (d.degraded[e][bin] && !d.own_pace(e, bin)) own_pace = false;
     if (own_pace) {
       fd.metric = "relative_pace";
       fd.summary = fmt::format(
