@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <span>
+#include <utility>
 
 #include "analysis/steps/dp_group_steps.h"
 
@@ -16,11 +18,17 @@ struct GpuTransfer {
   bool dp;
 };
 
-// Whether an incoming transfer from `send`'s peer starts within `tolerance_ns` of it.
-bool LeavesWithPeer(const std::vector<PpEvent>& events, const PpEvent& send, int64_t tolerance_ns) {
-  for (const PpEvent& e : events)
-    if (!e.outgoing && e.peer == send.peer && std::abs(e.start_ns - send.start_ns) <= tolerance_ns)
-      return true;
+// Whether an incoming transfer from the peer of the send `events[at]` starts within
+// `tolerance_ns` of it. `events` are in start order, so only the run of events that start within
+// the tolerance on either side is looked at (a step of a deep pipeline has dozens of events, and
+// every send of it asks).
+bool LeavesWithPeer(std::span<const PpEvent> events, size_t at, int64_t tolerance_ns) {
+  const PpEvent& send = events[at];
+  for (size_t j = at; j-- > 0 && events[j].start_ns >= send.start_ns - tolerance_ns;)
+    if (!events[j].outgoing && events[j].peer == send.peer) return true;
+  for (size_t j = at + 1; j < events.size() && events[j].start_ns <= send.start_ns + tolerance_ns;
+       ++j)
+    if (!events[j].outgoing && events[j].peer == send.peer) return true;
   return false;
 }
 
@@ -33,23 +41,26 @@ int64_t MedianInPlace(std::vector<int64_t>& v) {
 int64_t MedianOf(std::vector<int64_t> v) { return v.empty() ? 0 : MedianInPlace(v); }
 
 // The job's DP and PP transfers, sorted out: per stage all its DP transfers (for the step
-// boundaries), per GPU its own transfers in start order.
+// boundaries), per GPU its own transfers in start order. The GPUs' lists are runs of one array
+// (one allocation for the job, where a list per GPU took one each from a heap that, at 100,000
+// GPUs, holds millions of freed pair lists to search through).
 struct JobTransfers {
   std::vector<std::vector<DpTransfer>> stage_dp;  // per stage
   // Per endpoint of the job's DP and PP pairs, numbered in order of appearance: lists for the
   // job's GPUs only, not for every endpoint of the window (jobs x endpoints lists otherwise).
   std::map<EndpointId, uint32_t> local;
-  std::vector<std::vector<GpuTransfer>> own;
+  std::vector<GpuTransfer> own;   // GPU l's transfers: own[own_first[l] .. own_first[l + 1])
+  std::vector<size_t> own_first;  // per local GPU, then the end
   uint32_t LocalOf(EndpointId e) {
-    const auto [it, added] = local.try_emplace(e, uint32_t(own.size()));
-    if (added) own.emplace_back();
-    return it->second;
+    return local.try_emplace(e, uint32_t(local.size())).first->second;
   }
   // The endpoint's transfers (none for an endpoint of no DP or PP pair of the job).
-  const std::vector<GpuTransfer>& OwnOf(EndpointId e) const {
-    static const std::vector<GpuTransfer> kNone;
+  std::span<const GpuTransfer> OwnOf(EndpointId e) const {
     const auto it = local.find(e);
-    return it == local.end() ? kNone : own[it->second];
+    if (it == local.end()) return {};
+    return std::span<const GpuTransfer>(own).subspan(own_first[it->second],
+                                                     own_first[it->second + 1] -
+                                                         own_first[it->second]);
   }
 };
 
@@ -62,7 +73,8 @@ JobTransfers SortTransfers(const std::vector<Pair>& pairs, PairIndices job_pairs
   jt.stage_dp.resize(num_stages);
   // Exact sizes first: these lists hold every transfer of the job twice (at the peak of the
   // analysis), and grown by doubling they kept up to half again as much, plus the freed blocks.
-  std::vector<size_t> own_size, stage_dp_size(num_stages);
+  std::vector<size_t> stage_dp_size(num_stages);
+  std::vector<size_t>& own_size = jt.own_first;  // counts, then turned into offsets
   // Tensor-parallel all-reduces are neither step boundaries nor pipeline events.
   auto in_timeline = [](const Pair& p) {
     return p.label == PairLabel::kDp || p.label == PairLabel::kPp;
@@ -80,34 +92,52 @@ JobTransfers SortTransfers(const std::vector<Pair>& pairs, PairIndices job_pairs
     const int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
     if (s >= 0 && s < num_stages) stage_dp_size[s] += n;
   }
-  for (size_t l = 0; l < own_size.size(); ++l) jt.own[l].reserve(own_size[l]);
+  size_t total = 0;
+  for (size_t& n : own_size) total += std::exchange(n, total);
+  own_size.push_back(total);
+  jt.own.resize(total);
+  std::vector<size_t> fill(own_size.begin(), own_size.end() - 1);
   for (int s = 0; s < num_stages; ++s) jt.stage_dp[s].reserve(stage_dp_size[s]);
   for (uint32_t i : job_pairs) {
     const Pair& p = pairs[i];
     if (!in_timeline(p)) continue;
     const bool dp = p.label == PairLabel::kDp;
-    std::vector<GpuTransfer>& own_a = jt.own[jt.local[p.a]];
-    std::vector<GpuTransfer>& own_b = jt.own[jt.local[p.b]];
+    size_t& own_a = fill[jt.local[p.a]];
+    size_t& own_b = fill[jt.local[p.b]];
     std::vector<Transfer>& transfers = (*pair_transfers)[i].transfers;
+    const int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
     for (const Transfer& t : transfers) {
       EndpointId from = t.from_a ? p.a : p.b, to = t.from_a ? p.b : p.a;
-      (t.from_a ? own_a : own_b).push_back({t.start_ns, t.end_ns, to, true, dp});
-      (t.from_a ? own_b : own_a).push_back({t.start_ns, t.end_ns, from, false, dp});
+      jt.own[(t.from_a ? own_a : own_b)++] = {t.start_ns, t.end_ns, to, true, dp};
+      jt.own[(t.from_a ? own_b : own_a)++] = {t.start_ns, t.end_ns, from, false, dp};
       if (!dp) continue;
-      int s = stage_of[p.a] >= 0 ? stage_of[p.a] : stage_of[p.b];
       if (s >= 0 && s < num_stages) jt.stage_dp[s].push_back({t.start_ns, t.end_ns, t.bytes, from});
     }
     std::vector<Transfer>().swap(transfers);
   }
-  for (auto& v : jt.own)
-    std::sort(v.begin(), v.end(), [](const GpuTransfer& x, const GpuTransfer& y) {
-      return x.start_ns < y.start_ns;
-    });
+  for (size_t l = 0; l + 1 < jt.own_first.size(); ++l)
+    std::sort(jt.own.begin() + long(jt.own_first[l]), jt.own.begin() + long(jt.own_first[l + 1]),
+              [](const GpuTransfer& x, const GpuTransfer& y) { return x.start_ns < y.start_ns; });
   return jt;
 }
 
+// The job's steps' PP events, all in one array while the timelines are measured (one allocation
+// for the job instead of one per GPU step); copied into each step's own list only when the caller
+// keeps them (TimelineOptions::keep_pp_events).
+struct JobPpEvents {
+  std::vector<PpEvent> events;
+  // Step k of timeline i: events[first[step_base[i] + k] .. first[step_base[i] + k + 1]).
+  std::vector<size_t> first{0};
+  std::vector<size_t> step_base;
+  std::span<const PpEvent> Of(size_t timeline, size_t k) const {
+    const size_t at = step_base[timeline] + k;
+    return std::span<const PpEvent>(events).subspan(first[at], first[at + 1] - first[at]);
+  }
+};
+
 // Pass 1: GPU g's steps between its stage's DP activities `acts`, each with the GPU's own DP
-// phase and first DP send, and its PP events. `mine`: the GPU's transfers in start order.
+// phase and first DP send, and its PP events (appended to `ev`, one run per step).
+// `mine`: the GPU's transfers in start order.
 // With `own_ends` (a job without tensor parallelism), a step ends where the GPU's own DP phase
 // ends when the network saw the GPU both send and receive in it: its collective is done once its
 // last chunk is in, and nothing else holds it to its stage. The GPUs of one collective finish
@@ -117,12 +147,14 @@ JobTransfers SortTransfers(const std::vector<Pair>& pairs, PairIndices job_pairs
 // every GPU's visible DP phase ends ~33 ms before its stage's, the rest of the step's
 // collectives passing over NVLink); so does a GPU the network sees only send, or only receive.
 Timeline GpuSteps(EndpointId g, int job_index, const std::vector<int>& stage_of,
-                  const std::vector<Activity>& acts, const std::vector<GpuTransfer>& mine,
-                  bool own_ends) {
+                  const std::vector<Activity>& acts, std::span<const GpuTransfer> mine,
+                  bool own_ends, JobPpEvents& ev) {
   Timeline tl;
   tl.gpu = g;
   tl.job = job_index;
   tl.stage = stage_of[g];
+  ev.step_base.push_back(ev.first.size() - 1);
+  if (acts.size() > 1) tl.steps.reserve(acts.size() - 1);
   size_t cursor = 0;
   for (size_t k = 1; k < acts.size(); ++k) {
     TimelineStep step;
@@ -134,10 +166,7 @@ Timeline GpuSteps(EndpointId g, int job_index, const std::vector<int>& stage_of,
     bool own_dp_received = false;
     // The GPU's transfers are split between steps at its stage's boundaries, whatever its own.
     while (cursor < mine.size() && mine[cursor].start_ns < acts[k - 1].end_ns) ++cursor;
-    // The step's PP events counted first: one allocation per step, not one per doubling.
-    size_t pp = 0;
-    for (size_t i = cursor; i < mine.size() && mine[i].start_ns < step.end_ns; ++i) pp += !mine[i].dp;
-    step.pp_events.reserve(pp);
+    const size_t events_before = ev.events.size();
     for (size_t i = cursor; i < mine.size() && mine[i].start_ns < step.end_ns; ++i) {
       const GpuTransfer& t = mine[i];
       if (t.dp) {
@@ -151,15 +180,16 @@ Timeline GpuSteps(EndpointId g, int job_index, const std::vector<int>& stage_of,
       }
       const int from_stage = t.outgoing ? tl.stage : stage_of[t.peer];
       const int to_stage = t.outgoing ? stage_of[t.peer] : tl.stage;
-      step.pp_events.push_back({t.start_ns, t.end_ns, t.peer, from_stage < to_stage, t.outgoing});
+      ev.events.push_back({t.start_ns, t.end_ns, t.peer, from_stage < to_stage, t.outgoing});
     }
+    ev.first.push_back(ev.events.size());
     if (own_dp_start != INT64_MAX) {
       step.dp_start_ns = own_dp_start;
       step.dp_end_ns = std::max(own_dp_end, own_dp_start);
     }
     if (own_dp_send != INT64_MAX) step.dp_first_send_ns = own_dp_send;
     if (own_ends && own_dp_send != INT64_MAX && own_dp_received) step.end_ns = step.dp_end_ns;
-    step.pp_event_count = static_cast<uint32_t>(step.pp_events.size());
+    step.pp_event_count = static_cast<uint32_t>(ev.events.size() - events_before);
     tl.steps.push_back(std::move(step));
   }
   return tl;
@@ -183,20 +213,20 @@ constexpr size_t kLateResumeMinSteps = 8;
 
 // From step k's end to step k+1's first forward send, when that is step k+1's first PP event;
 // -1 otherwise (the GPU receives first: its next step waits on its peers, not on itself).
-std::vector<int64_t> ResumeGaps(const Timeline& tl) {
+std::vector<int64_t> ResumeGaps(const Timeline& tl, size_t i, const JobPpEvents& ev) {
   std::vector<int64_t> gaps(tl.steps.size(), -1);
   for (size_t k = 0; k + 1 < tl.steps.size(); ++k) {
-    const std::vector<PpEvent>& next = tl.steps[k + 1].pp_events;
+    const std::span<const PpEvent> next = ev.Of(i, k + 1);
     if (next.empty() || !next.front().outgoing || !next.front().forward) continue;
     gaps[k] = next.front().start_ns - tl.steps[k].end_ns;
   }
   return gaps;
 }
 
-// Per step k of `tl`: how much later than usual step k+1's first forward send came, when that is
-// beyond the allowance; 0 otherwise.
-std::vector<int64_t> LateResumes(const Timeline& tl) {
-  const std::vector<int64_t> gaps = ResumeGaps(tl);
+// Per step k of `tl` (timeline i): how much later than usual step k+1's first forward send came,
+// when that is beyond the allowance; 0 otherwise.
+std::vector<int64_t> LateResumes(const Timeline& tl, size_t i, const JobPpEvents& ev) {
+  const std::vector<int64_t> gaps = ResumeGaps(tl, i, ev);
   std::vector<int64_t> late(gaps.size(), 0), known, spread, durations;
   for (int64_t g : gaps)
     if (g >= 0) known.push_back(g);
@@ -215,9 +245,10 @@ std::vector<int64_t> LateResumes(const Timeline& tl) {
 // steps share the stage's boundaries, so step k is the same step for all): late at step k, on
 // time at steps k-1 and k+1, and the only one of its stage late at k. The stage late together
 // is a slow forward everywhere (a loaded host), not one GPU waking late.
-void EndLateResumes(std::vector<Timeline>& out, const std::vector<size_t>& members) {
+void EndLateResumes(std::vector<Timeline>& out, const std::vector<size_t>& members,
+                    const JobPpEvents& ev) {
   std::vector<std::vector<int64_t>> late;
-  for (size_t i : members) late.push_back(LateResumes(out[i]));
+  for (size_t i : members) late.push_back(LateResumes(out[i], i, ev));
   for (size_t m = 0; m < members.size(); ++m) {
     std::vector<TimelineStep>& steps = out[members[m]].steps;
     for (size_t k = 0; k + 1 < steps.size(); ++k) {
@@ -239,13 +270,13 @@ struct GroupArrivals {
 };
 
 // Fills `a` (cleared first; its vectors' capacity is reused from step to step).
-void ArrivalsOf(const std::vector<Timeline>& out, const std::vector<size_t>& members, size_t k,
+void ArrivalsOf(const JobPpEvents& ev, const std::vector<size_t>& members, size_t k,
                 GroupArrivals& a) {
   a.act_in.clear();
   a.grad_in.clear();
   for (size_t i : members) {
     size_t na = 0, ng = 0;
-    for (const PpEvent& e : out[i].steps[k].pp_events) {
+    for (const PpEvent& e : ev.Of(i, k)) {
       if (e.outgoing) continue;
       auto& v = e.forward ? a.act_in : a.grad_in;
       size_t& n = e.forward ? na : ng;
@@ -264,8 +295,8 @@ struct OpGaps {
   std::vector<int64_t> fwd, bwd;
 };
 
-void MeasureOps(TimelineStep& step, const GroupArrivals& in, size_t warmup,
-                const TimelineOptions& options, OpGaps& gaps) {
+void MeasureOps(TimelineStep& step, std::span<const PpEvent> events, const GroupArrivals& in,
+                size_t warmup, const TimelineOptions& options, OpGaps& gaps) {
   const std::vector<int64_t>& act_in = in.act_in;
   const std::vector<int64_t>& grad_in = in.grad_in;
   std::vector<int64_t>& fwd_gaps = gaps.fwd;
@@ -274,7 +305,8 @@ void MeasureOps(TimelineStep& step, const GroupArrivals& in, size_t warmup,
   bwd_gaps.clear();
   size_t fwd_sent = 0, bwd_sent = 0;
   int64_t last_send = step.start_ns;
-  for (const PpEvent& e : step.pp_events) {
+  for (size_t at = 0; at < events.size(); ++at) {
+    const PpEvent& e = events[at];
     if (!e.outgoing) continue;
     int64_t input = step.start_ns;
     bool after_backward = false;
@@ -301,7 +333,7 @@ void MeasureOps(TimelineStep& step, const GroupArrivals& in, size_t warmup,
       // send/recv, or a rendezvous that waits for the receiver to post its buffer) left
       // when the later of the two GPUs was ready: its gap may be the peer's delay, so it
       // is not a measure of this GPU's op time.
-      if (!LeavesWithPeer(step.pp_events, e, options.paired_send_ns))
+      if (!LeavesWithPeer(events, at, options.paired_send_ns))
         (e.forward && !after_backward ? fwd_gaps : bwd_gaps).push_back(gap);
       step.compute_ns += gap;
     }
@@ -309,7 +341,7 @@ void MeasureOps(TimelineStep& step, const GroupArrivals& in, size_t warmup,
   }
   // The last backward runs between the last PP event and the DP phase.
   const int64_t last_event = std::max(last_send, grad_in.empty() ? INT64_MIN : grad_in.back());
-  if (!step.pp_events.empty() && step.dp_start_ns > last_event)
+  if (!events.empty() && step.dp_start_ns > last_event)
     step.compute_ns += step.dp_start_ns - last_event;
   const int64_t dp_ns = std::max<int64_t>(0, step.dp_end_ns - step.dp_start_ns);
   step.bubble_ns =
@@ -339,14 +371,18 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
   // Pass 1: every GPU's steps with their DP phase and PP events.
   const bool own_ends = job.layout.tp == 1;
   std::vector<Timeline> out;
+  out.reserve(job.gpus.size());
+  JobPpEvents ev;
+  ev.step_base.reserve(job.gpus.size());
   for (EndpointId g : job.gpus) {
     const int s = stage_of[g] >= 0 && stage_of[g] < num_stages ? stage_of[g] : 0;
-    out.push_back(GpuSteps(g, job_index, stage_of, stage_steps[s], jt.OwnOf(g), own_ends));
+    out.push_back(GpuSteps(g, job_index, stage_of, stage_steps[s], jt.OwnOf(g), own_ends, ev));
   }
+  std::vector<GpuTransfer>().swap(jt.own);  // read by pass 1 only
   if (own_ends) {
     std::map<int, std::vector<size_t>> stages;
     for (size_t i = 0; i < out.size(); ++i) stages[out[i].stage].push_back(i);
-    for (const auto& [stage, members] : stages) EndLateResumes(out, members);
+    for (const auto& [stage, members] : stages) EndLateResumes(out, members, ev);
   }
 
   // Pass 2: compute and bubble. An op starts when the GPU is free (its previous send) and has its
@@ -368,13 +404,16 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
     size_t steps = SIZE_MAX;
     for (size_t i : members) steps = std::min(steps, out[i].steps.size());
     for (size_t k = 0; k < steps; ++k) {
-      ArrivalsOf(out, members, k, in);
-      for (size_t i : members) MeasureOps(out[i].steps[k], in, warmup, options, gaps);
+      ArrivalsOf(ev, members, k, in);
+      for (size_t i : members) MeasureOps(out[i].steps[k], ev.Of(i, k), in, warmup, options, gaps);
     }
   }
-  if (!options.keep_pp_events) {
-    for (Timeline& tl : out) {
-      for (TimelineStep& step : tl.steps) std::vector<PpEvent>().swap(step.pp_events);
+  if (options.keep_pp_events) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      for (size_t k = 0; k < out[i].steps.size(); ++k) {
+        const std::span<const PpEvent> events = ev.Of(i, k);
+        out[i].steps[k].pp_events.assign(events.begin(), events.end());
+      }
     }
   }
   return out;
