@@ -2,7 +2,14 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <utility>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "flow/row_runs.h"
 
@@ -21,6 +28,61 @@ Digits DigitsFor(int bits) {
   return {passes, digit_bits, (uint64_t{1} << digit_bits) - 1};
 }
 
+// Puts in[begin, end) at out[c[digit]++], in order. A window of 100,000 GPUs has hundreds of MB
+// of keys: written one by one, the 4,096 digits' places are 4,096 pages in turn, nearly every key
+// misses the TLB and the cache, and each missed line is read before it is written. So there, each
+// digit's keys gather in a line-sized buffer first (4,096 of them: 256 KB, within the cache) and
+// go out a whole aligned line at a time with streaming stores, which neither read the line nor
+// keep it in the cache (the next pass reads the keys from memory anyway). Same places, same
+// order. Keys that fit the cache are scattered one by one: streamed out, the next pass would have
+// to read them back from memory.
+constexpr size_t kStreamedScatterMinKeys = size_t{1} << 21;  // 16 MB of keys
+
+void Scatter(const uint64_t* in, size_t begin, size_t end, uint64_t* out, size_t* c, int shift,
+             const Digits& d) {
+#if defined(__SSE2__)
+  if (end - begin >= kStreamedScatterMinKeys) {
+    constexpr size_t kPerLine = 64 / sizeof(uint64_t);
+    std::vector<uint64_t> storage(d.count() * kPerLine + kPerLine);
+    const size_t misaligned = (reinterpret_cast<uintptr_t>(storage.data()) / 8) % kPerLine;
+    uint64_t* lines = storage.data() + (kPerLine - misaligned) % kPerLine;  // 64-byte aligned
+    // held: keys in the digit's buffer; room: how many it takes before it is written out (a
+    // digit's first write only fills its place up to a line boundary).
+    std::vector<uint8_t> held(d.count(), 0), room(d.count());
+    for (size_t digit = 0; digit < d.count(); ++digit) {
+      const size_t off = (reinterpret_cast<uintptr_t>(out + c[digit]) / 8) % kPerLine;
+      room[digit] = uint8_t(kPerLine - off);
+    }
+    for (size_t i = begin; i < end; ++i) {
+      const uint64_t k = in[i];
+      const size_t digit = (k >> shift) & d.mask;
+      uint64_t* buffer = lines + digit * kPerLine;
+      buffer[held[digit]++] = k;
+      if (held[digit] < room[digit]) continue;
+      uint64_t* to = out + c[digit];
+      if (held[digit] == kPerLine) {
+        const auto* from = reinterpret_cast<const __m128i*>(buffer);
+        auto* line = reinterpret_cast<__m128i*>(to);
+        for (int q = 0; q < 4; ++q) _mm_stream_si128(line + q, _mm_load_si128(from + q));
+      } else {
+        std::memcpy(to, buffer, sizeof(uint64_t) * held[digit]);
+      }
+      c[digit] += held[digit];
+      held[digit] = 0;
+      room[digit] = kPerLine;
+    }
+    _mm_sfence();  // the streamed lines are visible before the buffers' last keys are written
+    for (size_t digit = 0; digit < d.count(); ++digit) {
+      if (held[digit] == 0) continue;
+      std::memcpy(out + c[digit], lines + digit * kPerLine, sizeof(uint64_t) * held[digit]);
+      c[digit] += held[digit];
+    }
+    return;
+  }
+#endif
+  for (size_t i = begin; i < end; ++i) out[c[(in[i] >> shift) & d.mask]++] = in[i];
+}
+
 // One thread: the counts of every pass in one read of the keys (a digit's count does not depend
 // on the keys' order).
 void SortOnOneThread(BigVector<uint64_t>* keys, int low_bit, const Digits& d) {
@@ -34,7 +96,7 @@ void SortOnOneThread(BigVector<uint64_t>* keys, int low_bit, const Digits& d) {
     size_t sum = 0;
     for (size_t i = 0; i < d.count(); ++i) sum += std::exchange(c[i], sum);
     const int shift = low_bit + p * d.bits;
-    for (uint64_t k : *keys) scratch[c[(k >> shift) & d.mask]++] = k;
+    Scatter(keys->data(), 0, keys->size(), scratch.data(), c, shift, d);
     keys->swap(scratch);
   }
 }
@@ -60,7 +122,7 @@ void SortOnRuns(BigVector<uint64_t>* keys, int low_bit, const Digits& d, size_t 
     uint64_t* out = scratch.data();
     OnRuns(runs, [&](size_t t) {
       size_t* c = count.data() + t * d.count();
-      for (size_t i = begin(t); i < begin(t + 1); ++i) out[c[(in[i] >> shift) & d.mask]++] = in[i];
+      Scatter(in, begin(t), begin(t + 1), out, c, shift, d);
     });
     keys->swap(scratch);
   }

@@ -39,5 +39,19 @@ TEST(RadixSort, AnyThreadCountGivesTheStableOrder) {
   }
 }
 
+// Past 2^21 keys a run's keys are written out a cache line at a time (radix_sort.cc, Scatter):
+// the same stable order, on one thread and on two (a run each, both that large).
+TEST(RadixSort, KeysWrittenOutALineAtATimeKeepTheStableOrder) {
+  const size_t n = (size_t{1} << 22) + 13;
+  const std::vector<uint64_t> keys = Keys(n, 23, 37, 7);
+  const std::vector<uint64_t> want = Reference(keys, 23);
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(testing::Message() << "threads " << threads);
+    BigVector<uint64_t> got(keys.begin(), keys.end());
+    RadixSortByBits(&got, 23, 37, threads);
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin(), want.end()));
+  }
+}
+
 }  // namespace
 }  // namespace prism::flow
