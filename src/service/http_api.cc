@@ -136,6 +136,7 @@ json IngestJson(const ApiContext& ctx) {
       stream["shard_leases_taken"] = p.shard_leases_taken.load();
       stream["shard_takeovers"] = p.shard_takeovers.load();
       stream["shard_leases_lost"] = p.shard_leases_lost.load();
+      stream["records_left_to_other_holder"] = p.records_left_to_other_holder.load();
     }
     if (p.fabric_publishing) {
       stream["fabric"] = json{{"published", p.fabric_published.load()},
@@ -505,6 +506,10 @@ void RenderShardLeaseMetrics(const PipelineCounters& p, MetricsText& m) {
   m.Single("llmprism_shard_leases_lost_total", "counter",
            "Shard leases this analyser lost to another (it did not renew within the TTL).",
            p.shard_leases_lost.load());
+  m.Single("llmprism_shard_records_left_to_other_holder_total", "counter",
+           "Records of a shard lost since they were read, left out of this analyser's windows "
+           "(the shard's new holder analyses them).",
+           p.records_left_to_other_holder.load());
 }
 
 // The fabric stage (serve --role fabric): contributions read, windows judged.

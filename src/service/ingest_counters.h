@@ -129,6 +129,9 @@ struct PipelineCounters {
   // Shards held by lease: records of a window left out of every part published because their
   // shard's previous holder committed (and published) that window.
   std::atomic<uint64_t> fabric_records_not_answered{0};
+  // Shards taken by lease: records of a shard lost since they were read, left out of this
+  // analyser's windows (its new holder analyses them; service/held_shards.h).
+  std::atomic<uint64_t> records_left_to_other_holder{0};
   std::atomic<uint64_t> fabric_received_empty{0};  // of fabric_received
   std::atomic<uint64_t> fabric_received{0}, fabric_received_bytes{0}, fabric_bad{0},
       fabric_duplicates{0}, fabric_already_judged{0}, fabric_windows_judged{0},

@@ -246,9 +246,9 @@ struct Service::Impl {
     // --fabric-stage: no window to analyse, only the empty contributions of window.empty_before
     // (windows the other shards' clock passed after this shard's latest records).
     bool empties_only = false;
-    // --fabric-stage --take-shards: the shards answered for and where records came from, as
-    // they were when the window was taken (a shard taken later has no record in it).
-    std::optional<FabricShards> fabric_shards;
+    // --take-shards: the shards held and where records came from, as they were when the window
+    // was taken (a shard taken later has no record in it; one lost since is another's).
+    std::optional<HeldShards> held_shards;
   };
   std::mutex pending_mu;
   std::condition_variable pending_cv;
@@ -525,7 +525,7 @@ struct Service::Impl {
     PendingWindow p;
     p.window = std::move(w);
     p.loss = std::move(loss);
-    if (fabric_publisher) p.fabric_shards = stream_source->fabric_shards();
+    if (stream_source) p.held_shards = stream_source->held_shards();
     pending = std::move(p);
     pending_cv.notify_all();
   }
@@ -546,7 +546,7 @@ struct Service::Impl {
     PendingWindow p;
     p.window.empty_before = std::move(ends);
     p.empties_only = true;
-    p.fabric_shards = stream_source->fabric_shards();
+    p.held_shards = stream_source->held_shards();
     std::unique_lock<std::mutex> lock(pending_mu);
     pending_cv.wait(lock, [&] { return !pending.has_value(); });
     pending = std::move(p);
@@ -561,8 +561,8 @@ struct Service::Impl {
     last_clock_ask = now;
     // Holding shards by lease, the messages of every shard held are this analyser's own.
     std::vector<int> own;
-    if (const std::optional<FabricShards> held = stream_source->fabric_shards()) {
-      for (const FabricShards::Held& h : held->held) own.push_back(h.shard);
+    if (const std::optional<HeldShards> held = stream_source->held_shards()) {
+      for (const HeldShards::Held& h : held->held) own.push_back(h.shard);
     } else {
       own.push_back(fabric_publisher->shard());
     }
@@ -689,6 +689,9 @@ struct Service::Impl {
   // analysis instead); otherwise one when analysis is free: the oldest due window, or, when
   // analysis fell more than a window length behind, the newest (the others skipped and counted).
   void HandOffDue(WindowBuffer& buffer, bool closing) {
+    // Shards taken by lease: not while the leases may have lapsed (a stall past their TTL: a
+    // shard may be another analyser's now, and the lease thread learns which at its next renewal).
+    if (stream_source && !stream_source->may_hand_off()) return;
     if (closing && !analyser()) buffer.Flush();
     Window w;
     if (closing) {
@@ -771,7 +774,7 @@ struct Service::Impl {
         if (fabric_publisher) TakeFabricClock(*buffer, now);
       }
       HandOffDue(*buffer, closing);
-      if (fabric_publisher && !closing) {
+      if (fabric_publisher && !closing && stream_source->may_hand_off()) {
         if (std::vector<int64_t> ends = buffer->TakeEmptyWindows(); !ends.empty()) {
           HandOffEmpties(std::move(ends));
         }
@@ -862,23 +865,42 @@ struct Service::Impl {
 
   void AnalyseOne(PendingWindow job) {
     if (job.empties_only) {
-      PublishEmptyContributions(job.window.empty_before, job.fabric_shards);
+      PublishEmptyContributions(job.window.empty_before, job.held_shards);
       return;
     }
     pipeline.analysing_start_ns = job.window.start_ns;
     pipeline.analysing_end_ns = job.window.end_ns;
     const int64_t start_ns = job.window.start_ns, end_ns = job.window.end_ns;
-    const uint64_t records = job.window.records;
+    uint64_t records = job.window.records;
     const bool shortened = job.window.shortened();
     const std::vector<int64_t> empty_before = std::move(job.window.empty_before);
     const PointTable pts = points.Copy();
+    // The fence (service/held_shards.h): records of a shard lost since they were read are left
+    // to its new holder, which reads them again from the lease's committed end.
+    uint64_t left_to_other_holder = 0;
+    if (job.held_shards && !job.held_shards->lost.empty()) {
+      job.window.left_to_another_holder = [held = &*job.held_shards](const IpAddr& src) {
+        return held->LeftToAnotherHolder(src);
+      };
+    }
     Store::WindowWrite write;
     Status st = tracker->AnalyzeWindow(std::move(job.window), pts, job.loss, &write);
+    if (st && job.held_shards && !job.held_shards->lost.empty()) {
+      left_to_other_holder = records - tracker->last_window_records();
+    }
+    if (left_to_other_holder > 0) {
+      records -= left_to_other_holder;
+      pipeline.records_left_to_other_holder += left_to_other_holder;
+      fmt::print(stderr, "llmprism serve: left {} records out of the window ending {:.0f} s: "
+                 "shard(s) {} lost since they were read, their new holder analyses them\n",
+                 left_to_other_holder, static_cast<double>(end_ns) / 1e9,
+                 fmt::join(job.held_shards->lost, ", "));
+    }
     // The windows this shard passed empty come before this one's (the fabric stage takes a
     // later window of a shard as its word that the earlier ones are not coming), and are true
     // whether or not this one's analysis succeeded.
-    if (fabric_publisher) PublishEmptyContributions(empty_before, job.fabric_shards);
-    if (fabric_publisher && st) PublishFabricContribution(end_ns, job.fabric_shards);
+    if (fabric_publisher) PublishEmptyContributions(empty_before, job.held_shards);
+    if (fabric_publisher && st) PublishFabricContribution(end_ns, job.held_shards);
     // An analyser commits where to read the stream again with the window (also one that failed:
     // the service moves past it, as it does with other sources).
     std::optional<StreamPosition> position;
@@ -911,8 +933,8 @@ struct Service::Impl {
   // committed. One the stream does not take (retried for FabricPublisherOptions::patience) is
   // counted and logged: the fabric stage judges that window without this shard, and says so.
   // Holding shards by lease, the contribution is published as the parts of the shards answered
-  // for in this window (FabricShards::AnsweredIn), each record with the shard it was read from.
-  void PublishFabricContribution(int64_t end_ns, const std::optional<FabricShards>& shards) {
+  // for in this window (HeldShards::AnsweredIn), each record with the shard it was read from.
+  void PublishFabricContribution(int64_t end_ns, const std::optional<HeldShards>& shards) {
     std::optional<diagnosis::FabricContribution> c = tracker->TakeFabricContribution();
     if (!c) return;
     if (!shards) {
@@ -960,7 +982,7 @@ struct Service::Impl {
   // contribution is (logged, counted; the fabric stage judges it without this shard and says
   // so); the rest of the run are then given up untried rather than each waiting the patience.
   void PublishEmptyContributions(const std::vector<int64_t>& ends,
-                                 const std::optional<FabricShards>& shards) {
+                                 const std::optional<HeldShards>& shards) {
     for (size_t i = 0; i < ends.size(); ++i) {
       Status st = OkStatus();
       if (!shards) {
@@ -1306,7 +1328,6 @@ Status Service::Impl::OpenStreamRole() {
       lo.ttl = so.lease_ttl;
       lo.name = so.lease_name;
       lo.replicas = so.replicas;
-      lo.attribute_sources = so.fabric_stage;
       PRISM_ASSIGN_OR_RETURN(s.stream_source, ShardLeaseSource::Open(o, lo, s.resumed_position));
       s.pipeline.stream_leases = true;
       fmt::print(stderr, "llmprism serve: analyser {}: taking up to {} shards by lease (TTL "

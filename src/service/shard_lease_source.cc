@@ -102,6 +102,15 @@ void ShardLeaseSource::RunLeases() {
       failing = true;
     } else {
       failing = false;
+      // A shard lost leaves the windows handed to analysis from now on before the renewal counts
+      // (may_hand_off): the window thread must not hand one off still holding it.
+      for (const scaleout::ShardLeaseEvent& e : *events) {
+        if (e.kind != scaleout::ShardLeaseEvent::Kind::kLost) continue;
+        std::lock_guard<std::mutex> sources_lock(sources_mu_);
+        begun_.erase(e.shard);
+        lost_.insert(e.shard);
+      }
+      renewed_at_ns_ = now.time_since_epoch().count();
       confirmed_end_ns_ = end;
       shards_held_ = holder_->held().size();
       orphaned_ = holder_->orphaned();
@@ -125,11 +134,7 @@ Status ShardLeaseSource::ApplyLeaseEvents() {
     const scaleout::ShardLeaseEvent& e = events[i];
     if (e.kind == scaleout::ShardLeaseEvent::Kind::kLost) {
       ++leases_lost_;
-      readings_.erase(e.shard);
-      {
-        std::lock_guard<std::mutex> lock(sources_mu_);
-        begun_.erase(e.shard);
-      }
+      readings_.erase(e.shard);  // begun_ and lost_: the lease thread, at once
       fmt::print(stderr, "llmprism serve: LOST shard {}: its lease is held by {} now (not "
                  "renewed within the TTL); its unacknowledged records go to that analyser\n",
                  e.shard, e.other.empty() ? std::string("another analyser") : e.other);
@@ -186,6 +191,7 @@ Status ShardLeaseSource::SetUp(int shard, int64_t committed_end_ns) {
   {
     std::lock_guard<std::mutex> lock(sources_mu_);
     begun_.erase(shard);  // again from the start: its reading begins anew
+    lost_.erase(shard);
   }
   if (committed_end_ns > 0) {
     r.answers_after_ns = committed_end_ns;
@@ -203,6 +209,14 @@ Status ShardLeaseSource::SetUp(int shard, int64_t committed_end_ns) {
 Status ShardLeaseSource::Poll(int max_messages, std::chrono::milliseconds wait, FlowSink* sink,
                               PointTable* points, Stats* stats) {
   PRISM_RETURN_IF_ERROR(ApplyLeaseEvents());
+  if (!may_hand_off()) {
+    // Stalled past most of the TTL (or the leases unreachable): a shard may be another analyser's
+    // now, reading the same durable consumer, whose messages a fetch of ours would take from it.
+    // Nothing is read until the lease thread's next renewal says which shards are still ours.
+    std::unique_lock<std::mutex> lock(mu_);
+    stop_cv_.wait_for(lock, wait, [&] { return stop_ || !events_.empty(); });
+    return OkStatus();
+  }
   if (readings_.empty()) {
     reachable_ = true;
     pending_ = 0;
@@ -268,7 +282,7 @@ void ShardLeaseSource::Read(Reading& r, std::vector<scaleout::DeliveredMessage>&
     }
     r.checkpoint->Read(seq, !batch->records.empty(), latest_start);
     r.latest_start_ns = std::max(r.latest_start_ns, latest_start);
-    if (leases_.attribute_sources && !batch->records.empty()) {
+    if (!batch->records.empty()) {
       std::lock_guard<std::mutex> lock(sources_mu_);
       for (const FlowRecord& rec : batch->records) {
         auto [it, added] = shard_of_source_.try_emplace(rec.src, r.shard);
@@ -293,16 +307,27 @@ void ShardLeaseSource::Read(Reading& r, std::vector<scaleout::DeliveredMessage>&
 }
 
 void ShardLeaseSource::NoteBegun(const Reading& r) {
-  if (!leases_.attribute_sources) return;
   std::lock_guard<std::mutex> lock(sources_mu_);
-  begun_.try_emplace(r.shard, FabricShards::Held{r.shard, r.answers_after_ns});
+  begun_.try_emplace(r.shard, HeldShards::Held{r.shard, r.answers_after_ns});
 }
 
-std::optional<FabricShards> ShardLeaseSource::fabric_shards() const {
-  if (!leases_.attribute_sources) return std::nullopt;
-  FabricShards out;
+bool ShardLeaseSource::may_hand_off() const {
+  const int64_t renewed = renewed_at_ns_.load();
+  if (renewed == 0) return true;  // no shard taken yet: nothing of another's to analyse
+  const auto since = std::chrono::steady_clock::now().time_since_epoch() -
+                     std::chrono::steady_clock::duration(renewed);
+  // Another analyser takes a lease once it has seen it unchanged for a whole TTL, and the renewal
+  // was written after `renewed` (the time taken before it): before renewed + TTL no other holder
+  // has set the shard's consumer up again, so what is fetched or handed off until then is ours.
+  // 80% leaves room for a slow renewal (one taking more than the margin would hold everything).
+  return since < leases_.ttl * 4 / 5;
+}
+
+std::optional<HeldShards> ShardLeaseSource::held_shards() const {
+  HeldShards out;
   std::lock_guard<std::mutex> lock(sources_mu_);
   for (const auto& [shard, held] : begun_) out.held.push_back(held);
+  out.lost.assign(lost_.begin(), lost_.end());
   // Copied only when an address was added or moved since the last copy: after the first windows
   // every window shares one.
   if (copied_version_ != sources_version_) {

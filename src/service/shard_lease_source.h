@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -43,8 +44,6 @@ struct ShardLeaseOptions {
   std::chrono::milliseconds ttl{3000};     // renewed every ttl / 5
   std::string name;                        // this analyser in the bucket (hostname-pid)
   int replicas = 1;                        // copies of the lease bucket when it is created
-  // --fabric-stage: keep which shard each source address's records came from (fabric_shards()).
-  bool attribute_sources = false;
 };
 
 class ShardLeaseSource : public StreamReader {
@@ -85,7 +84,11 @@ class ShardLeaseSource : public StreamReader {
   uint64_t leases_taken() const { return leases_taken_.load(); }
   uint64_t takeovers() const { return takeovers_.load(); }  // taken from a holder that lapsed
   uint64_t leases_lost() const { return leases_lost_.load(); }
-  std::optional<FabricShards> fabric_shards() const override;
+  std::optional<HeldShards> held_shards() const override;
+  // The leases were renewed within 80% of the TTL: no other analyser can have taken a held shard
+  // (it waits a whole TTL). Windows are handed to analysis only then (the fence: an analyser
+  // stalled past its leases' TTL learns which it lost before it analyses again).
+  bool may_hand_off() const override;
   // The held shards' consumers' positions. Reader thread only (the thread that polls).
   std::vector<PipelineCounters::ShardPosition> ShardPositions() const;
 
@@ -95,7 +98,7 @@ class ShardLeaseSource : public StreamReader {
     std::unique_ptr<scaleout::PullConsumer> consumer;
     std::unique_ptr<scaleout::StreamCheckpoint> checkpoint;
     int64_t first_needed_start_ns = INT64_MIN;  // records before it: committed by an earlier holder
-    int64_t answers_after_ns = INT64_MIN;  // the lease's committed end when taken (FabricShards)
+    int64_t answers_after_ns = INT64_MIN;  // the lease's committed end when taken (HeldShards)
     uint64_t next_sequence = 1;
     int64_t latest_start_ns = INT64_MIN;  // of the records read: how far this shard has come
     std::map<uint64_t, scaleout::DeliveredMessage> unacknowledged;
@@ -113,8 +116,8 @@ class ShardLeaseSource : public StreamReader {
             PointTable* points, Stats* stats);
   void Acknowledge(Reading& r, int64_t confirmed_end_ns);
   void LookUpPending();
-  // With attribute_sources: the shard's reading has begun (a record read, or nothing pending),
-  // so the windows handed to analysis from now on hold its records.
+  // The shard's reading has begun (a record read, or nothing pending), so the windows handed to
+  // analysis from now on hold its records.
   void NoteBegun(const Reading& r);
 
   StreamSourceOptions options_;
@@ -138,14 +141,16 @@ class ShardLeaseSource : public StreamReader {
   std::atomic<uint64_t> pending_{0}, already_analysed_{0}, redelivered_{0}, shards_held_{0},
       leases_taken_{0}, takeovers_{0}, leases_lost_{0};
   std::atomic<bool> reachable_{false}, setting_up_{false};
+  std::atomic<int64_t> renewed_at_ns_{0};  // steady clock of the last renewal that went through
   std::atomic<int> orphaned_{1};  // shards nobody reads (scaleout/shard_leases.h orphaned())
   std::atomic<int64_t> origin_ns_{INT64_MAX};
   std::atomic<int64_t> analysed_elsewhere_end_ns_{INT64_MIN};  // the latest taken shard's commit
 
-  // With attribute_sources (fabric_shards()): filled by the reader thread, copied by the window
-  // thread when a window is handed to analysis.
+  // held_shards(): filled by the reader and lease threads, copied by the window thread when a
+  // window is handed to analysis.
   mutable std::mutex sources_mu_;
-  std::map<int, FabricShards::Held> begun_;  // shards held whose reading has begun
+  std::map<int, HeldShards::Held> begun_;  // shards held whose reading has begun
+  std::set<int> lost_;                      // read here before, lost since (not taken again)
   std::unordered_map<IpAddr, int, IpAddrHash> shard_of_source_;
   uint64_t sources_version_ = 0;  // changes of shard_of_source_
   mutable uint64_t copied_version_ = UINT64_MAX;

@@ -14,7 +14,7 @@
 #include "core/name_table.h"
 #include "core/stats.h"
 #include "core/status.h"
-#include "service/fabric_shards.h"
+#include "service/held_shards.h"
 #include "service/store.h"
 
 namespace prism::service {
@@ -53,10 +53,12 @@ class StreamReader {
   // (a shard taken over: its previous holder's committed windows); INT64_MIN: none. Set before
   // those records are read.
   virtual int64_t analysed_elsewhere_end_ns() const { return INT64_MIN; }
-  // Shards taken by lease, with ShardLeaseOptions::attribute_sources: the shards held and where
-  // each source address's records came from (service/fabric_shards.h), for the fabric stage;
-  // nullopt for a reader of given subjects (its one shard is --nats-subject's). Any thread.
-  virtual std::optional<FabricShards> fabric_shards() const { return std::nullopt; }
+  // Shards taken by lease: the shards held and where each source address's records came from
+  // (service/held_shards.h); nullopt for a reader of given subjects. Any thread.
+  virtual std::optional<HeldShards> held_shards() const { return std::nullopt; }
+  // Windows may be handed to analysis now (shards taken by lease: only while the leases are
+  // known to be current). Any thread.
+  virtual bool may_hand_off() const { return true; }
 };
 
 }  // namespace prism::service

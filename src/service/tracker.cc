@@ -299,12 +299,24 @@ void Tracker::NoteIncomplete(const Window& window, const WindowLoss& loss,
 Tracker::WindowAnalysis Tracker::AnalyseRecords(Window& window, const PointTable& points) const {
   WindowAnalysis out;
   out.baselines = baselines_;  // committed only if the window succeeds
-  const uint64_t window_records = window.records;
   // The window through the same pipeline as `analyze` (pipeline/analyze_window.h). The
   // window's segments are let go as soon as its table is built (they are the buffer's memory).
   flow::FlowTable table;
-  table.Reserve(window_records);
-  window.ForEach([&table](const BufferedRecord& r) { table.OnRecord(r.ToFlowRecord()); });
+  table.Reserve(window.records);
+  if (window.left_to_another_holder) {
+    uint64_t left_out = 0;
+    window.ForEach([&](const BufferedRecord& r) {
+      if (window.left_to_another_holder(r.src)) {
+        ++left_out;
+      } else {
+        table.OnRecord(r.ToFlowRecord());
+      }
+    });
+    window.records -= left_out;  // the window's records are those analysed
+  } else {
+    window.ForEach([&table](const BufferedRecord& r) { table.OnRecord(r.ToFlowRecord()); });
+  }
+  const uint64_t window_records = window.records;
   window.slices.clear();
   window.slices.shrink_to_fit();
   pipeline::PrepareWindowTable(&table, options_.window.analysis.threads);
@@ -388,6 +400,22 @@ std::vector<std::string> Tracker::MatchJobs(int64_t window_start_ns, int64_t win
     for (const output::ReportJob& rj : report->jobs) jobs_[rj.id].scheduler = rj.scheduler;
   }
   return changed;
+}
+
+std::vector<std::string> Tracker::HandOverJobs(
+    const std::function<bool(const IpAddr&)>& left_to_another_holder) {
+  std::vector<std::string> handed;
+  if (!left_to_another_holder) return handed;
+  for (auto& [id, js] : jobs_) {
+    if (!js.active ||
+        std::none_of(js.gpus.begin(), js.gpus.end(), left_to_another_holder)) {
+      continue;
+    }
+    js.active = false;  // no job_ended finding: the job goes on, analysed elsewhere
+    handed.push_back(id);
+    fmt::print(stderr, "llmprism serve: {} handed over: its shard's new holder analyses it\n", id);
+  }
+  return handed;
 }
 
 void Tracker::EndUnseenJobs(const std::set<std::string>& seen, int64_t window_end_ns,
@@ -511,7 +539,9 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
   }
   NoteIncomplete(window, loss, "", write, &report);
 
-  std::vector<std::string> changed = MatchJobs(window.start_ns, window.end_ns, &report, write);
+  std::vector<std::string> changed = HandOverJobs(window.left_to_another_holder);
+  for (std::string& id : MatchJobs(window.start_ns, window.end_ns, &report, write))
+    changed.push_back(std::move(id));
   if (options_.fabric_stage) {
     NameFabricJobs(report, &analysis);
     fabric_contribution_ = std::move(analysis.fabric);
@@ -532,7 +562,7 @@ Status Tracker::AnalyzeWindow(Window window, const PointTable& points, const Win
   ++windows_;
   window_start_ns_ = window.start_ns;
   window_end_ns_ = window.end_ns;
-  window_records_ = window_records;
+  window_records_ = window.records;  // less any left out (Window::leave_out)
   analysis_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return OkStatus();

@@ -88,6 +88,8 @@ class Tracker {
 
   // With TrackerOptions::fabric_stage: the contribution of the window AnalyzeWindow analysed last
   // (its jobs named by this tracker's ids), moved out; nullopt when that window failed.
+  // The records the window AnalyzeWindow analysed last held (less those left to another holder).
+  uint64_t last_window_records() const { return window_records_; }
   std::optional<diagnosis::FabricContribution> TakeFabricContribution() {
     return std::exchange(fabric_contribution_, std::nullopt);
   }
@@ -137,6 +139,11 @@ class Tracker {
   // report's references and names scheduler jobs. Returns the ids of the jobs that changed.
   std::vector<std::string> MatchJobs(int64_t window_start_ns, int64_t window_end_ns,
                                      output::Report* report, Store::WindowWrite* write);
+  // Shards taken by lease: the active jobs with a GPU whose shard was lost (Window::
+  // left_to_another_holder) are no longer this analyser's: inactive, without a job_ended finding.
+  // Returns their ids.
+  std::vector<std::string> HandOverJobs(
+      const std::function<bool(const IpAddr&)>& left_to_another_holder);
   void EndUnseenJobs(const std::set<std::string>& seen, int64_t window_end_ns,
                      Store::WindowWrite* write, std::vector<std::string>* changed);
   // Each job's step-time series: the window's new steps appended (and queued for the store).

@@ -79,6 +79,11 @@ struct Window {
   // WindowBufferOptions::list_empty_windows: the ends of the windows before this one that held
   // no record (oldest first), passed since the window taken before.
   std::vector<int64_t> empty_before;
+  // Shards taken by lease: true for a source address whose shard was lost since its records were
+  // read (service/held_shards.h). Its records are left out of the analysis (the shard's new
+  // holder analyses them; `records` then counts the others) and its jobs are handed over, not
+  // ended. Empty: none.
+  std::function<bool(const IpAddr&)> left_to_another_holder;
 
   bool shortened() const { return start_ns > nominal_start_ns; }
   template <typename F>

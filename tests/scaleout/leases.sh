@@ -17,7 +17,10 @@
 # fabric contributions, each as the parts of the shards it holds (--fabric-stage), and a
 # `serve --role fabric --shards 2` judges them: its switch and link findings must be the
 # reference's, every field, every window judged whole, although shard 1's windows came from
-# one analyser before the kill and from the other after it.
+# one analyser before the takeover and from the other after it. And the holder of shard 1 is not
+# killed but stalled (SIGSTOP) past its lease's TTL, then let go on (SIGCONT) once its shard is
+# taken: it must learn that it lost the shard before it analyses again, and leave the shard's
+# records it still holds to the new holder (the fence), so that the window sums still add up.
 # Usage: leases.sh LLMPRISM WORKDIR [fabric]
 set -euo pipefail
 bin=$1 work=$2 mode=${3:-}
@@ -114,10 +117,14 @@ done
 sleep "$(awk -v t=$ttl 'BEGIN {print t * 2 / 5 + 0.2}')"
 check "$([ "$(windows $victim)" -gt 0 ] && [ "$(windows A)" = "$(windows B)" ] && echo ok ||
   echo fail)" "part 1: both committed the same windows ($(windows A), $(windows B)) before $victim \
-(shard 1) is killed"
+(shard 1) is killed (stalled, with fabric)"
 
-kill -9 "${pid[$victim]}"
-wait "${pid[$victim]}" 2>/dev/null || true
+if [ "$mode" = fabric ]; then
+  kill -STOP "${pid[$victim]}"
+else
+  kill -9 "${pid[$victim]}"
+  wait "${pid[$victim]}" 2>/dev/null || true
+fi
 killed=$(date +%s.%N)
 for _ in $(seq 150); do
   [ "$(metric $survivor llmprism_shards_held)" = 2 ] && break
@@ -126,12 +133,27 @@ done
 took=$(awk -v a="$killed" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}')
 echo "takeover: $survivor holds both shards $took s after the kill (TTL $ttl s)"
 check "$([ "$(metric $survivor llmprism_shards_held)" = 2 ] && echo ok || echo fail)" \
-  "$survivor took the killed analyser's shard"
+  "$survivor took the shard of the killed (or stalled) analyser"
 check "$(awk -v t="$took" -v l=$ttl 'BEGIN {print (t < l + 2) ? "ok" : "fail"}')" \
   "within the TTL + 2 s ($took s)"
+# The lease thread counts the shard held; the reader logs it when it sets the shard up, next.
+for _ in $(seq 50); do
+  grep -q "took shard 1 from" "$work/$survivor.log" && break
+  sleep 0.1
+done
 grep "took shard" "$work/$survivor.log"
 check "$(grep -q "took shard 1 from" "$work/$survivor.log" && echo ok || echo fail)" \
-  "$survivor logs that it took shard 1 from the killed analyser"
+  "$survivor logs that it took shard 1 from the killed (or stalled) analyser"
+
+if [ "$mode" = fabric ]; then
+  kill -CONT "${pid[$victim]}"
+  for _ in $(seq 100); do
+    grep -q "LOST shard 1" "$work/$victim.log" && break
+    sleep 0.1
+  done
+  check "$(grep -q "LOST shard 1" "$work/$victim.log" && echo ok || echo fail)" \
+    "$victim, let go on, learns it lost shard 1: $(grep -o "LOST shard 1.*" "$work/$victim.log" | head -c 60)"
+fi
 
 # Part 2, read by the survivor alone.
 drop "$work/col-watch" "$work/p2-c1.csv"
@@ -142,6 +164,18 @@ done
 settle "${port[$survivor]}" & s1=$!
 settle $ref_port & s2=$!
 wait $s1 $s2
+if [ "$mode" = fabric ]; then
+  # The stalled analyser's windows after it lost shard 1 hold none of the shard's records.
+  settle "${port[$victim]}"
+  left=$(metric $victim llmprism_shard_records_left_to_other_holder_total)
+  grep "records out of the window" "$work/$victim.log" || true
+  check "$([ "${left:-0}" -gt 0 ] && [ "$(metric $victim llmprism_shards_held)" = 0 ] && echo ok ||
+    echo fail)" "$victim holds no shard and left $left records of shard 1 to $survivor"
+  ended=$(curl -sf "http://127.0.0.1:${port[$victim]}/api/v1/findings" |
+    $py -c "import json,sys; print(sum(f['kind'] == 'job_ended' for f in json.load(sys.stdin)['findings']))")
+  check "$([ "$ended" = 0 ] && grep -q "handed over" "$work/$victim.log" && echo ok || echo fail)" \
+    "$victim says its jobs were handed over, not ended ($ended job_ended findings): $(grep -c "handed over" "$work/$victim.log") jobs"
+fi
 lag=$(metric $survivor llmprism_stream_lag_messages)
 check "$([ "$lag" = 0 ] && echo ok || echo fail)" "$survivor read both shards to lag 0 ($lag)"
 check "$([ "$(metric $survivor llmprism_shard_takeovers_total)" = 1 ] && echo ok || echo fail)" \
