@@ -117,10 +117,13 @@ for p in "${settling[@]}"; do wait "$p"; done
 for s in 0 1; do state ${port[$s]} "$work/S$s.json"; done
 # The fabric stage has judged every window both shards analysed (nothing pending, lag 0), the
 # window judged before its restart included.
-windows=$(( $(health ${port[0]} '["windows_analysed"]') + $(health ${port[1]} '["windows_analysed"]') ))
-before=$($py -c "import json,sys; print(json.load(open(sys.argv[1]))['stream']['contributions_received'])" "$work/F-before.json")
+# Counted by windows judged: contributions read before the restart may be read again after it,
+# so their count can reach both shards' windows while the last window's are still on the way.
+w0=$(health ${port[0]} '["windows_analysed"]') w1=$(health ${port[1]} '["windows_analysed"]')
+windows=$(( w0 > w1 ? w0 : w1 ))
+judged_before=$($py -c "import json,sys; print(json.load(open(sys.argv[1]))['stream']['windows_judged'])" "$work/F-before.json")
 for _ in $(seq 300); do
-  [ "$(fabric_ingest "['contributions_received'] + s['contributions_duplicate'] + $before")" -ge "$windows" ] &&
+  [ "$(fabric_ingest "['windows_judged'] + $judged_before")" -ge "$windows" ] &&
     [ "$(fabric_ingest "['windows_pending'] + s['lag_messages']")" -eq 0 ] && break
   sleep 0.1
 done
