@@ -120,7 +120,8 @@ void ShardLeaseSource::RunLeases() {
         stop_cv_.notify_all();  // a reader holding no shard waits on it
       }
     }
-    stop_cv_.wait_for(lock, period, [&] { return stop_; });
+    stop_cv_.wait_for(lock, period, [&] { return stop_ || renew_now_; });
+    renew_now_ = false;
   }
 }
 
@@ -379,6 +380,14 @@ void ShardLeaseSource::Committed(int64_t end_ns) {
   int64_t prev = committed_end_ns_.load();
   while (end_ns > prev && !committed_end_ns_.compare_exchange_weak(prev, end_ns)) {
   }
+  // Into the leases now rather than at the next renewal (up to TTL/5 later): a holder killed
+  // between its database's commit and the lease's has that window analysed again by the next
+  // holder, so the gap is kept as short as one round trip to the server.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    renew_now_ = true;
+  }
+  stop_cv_.notify_all();
 }
 
 std::vector<PipelineCounters::ShardPosition> ShardLeaseSource::ShardPositions() const {

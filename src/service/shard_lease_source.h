@@ -134,6 +134,7 @@ class ShardLeaseSource : public StreamReader {
   std::vector<scaleout::ShardLeaseEvent> events_;
   std::condition_variable stop_cv_;
   bool stop_ = false;
+  bool renew_now_ = false;  // a window was committed: write its end into the leases at once
   std::thread lease_thread_;
 
   std::atomic<int64_t> committed_end_ns_{0};  // the analysis thread's last commit
