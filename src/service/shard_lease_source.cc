@@ -283,6 +283,9 @@ void ShardLeaseSource::Read(Reading& r, std::vector<scaleout::DeliveredMessage>&
     }
     r.checkpoint->Read(seq, !batch->records.empty(), latest_start);
     r.latest_start_ns = std::max(r.latest_start_ns, latest_start);
+    // Each record's shard by its source (held_shards()), in a pass of its own under the lock: the
+    // sink below may wait on a full queue, which the window thread drains, and the window thread
+    // takes this lock to copy the map.
     if (!batch->records.empty()) {
       std::lock_guard<std::mutex> lock(sources_mu_);
       for (const FlowRecord& rec : batch->records) {
