@@ -132,7 +132,11 @@ void FeedPerPair(const flow::FlowTable& flows, const std::vector<size_t>& cut,
   ReleaseBigBlocks();
   const size_t last_row = first.back() == 0 ? 0 : first.back() - 1;
   ParallelFor(num_pairs, threads, [&](size_t p) {
-    TransferBuilder& b = (*builders)[p];
+    // The pair is built on the thread's stack and moved into place once: pairs are handed out
+    // one at a time, so two threads build neighbouring pairs, whose builders share cache lines
+    // in the array; every record writes to its builder, and the line then bounced between the
+    // cores on each record (two threads took twice one thread's CPU here, for the same wall).
+    TransferBuilder b;
     // The pair's transfers grow in a buffer kept by the thread from pair to pair, then are
     // copied at their exact size: one allocation per pair, where growing each pair's own list
     // by doubling took several (and a copy each), and its slack had to be trimmed at the end
@@ -148,6 +152,7 @@ void FeedPerPair(const flow::FlowTable& flows, const std::vector<size_t>& cut,
     }
     transfers.swap(buffer);
     transfers.assign(buffer.begin(), buffer.end());
+    (*builders)[p] = std::move(b);
   });
 }
 
