@@ -44,7 +44,8 @@ std::vector<int> RefineLabels(const std::vector<PairTransfers>& transfers,
   // Tensor-parallel pairs first: left among the DP pairs they would join TP groups to DP groups
   // and spoil the steps the next pass measures against (classify/tensor_parallel.h).
   std::vector<DenserThanPipeline> denser;
-  if (LabelTensorParallelPairs(&results->pairs, transfers, options.tensor_parallel, &denser) > 0)
+  if (LabelTensorParallelPairs(&results->pairs, transfers, options.tensor_parallel, &denser,
+                               options.threads) > 0)
     RefinePairs(&results->pairs, num_endpoints);
   infer_tp();
   // Two-way pairs again, within the steps of the DP groups found so far (classify/step_order.h).
@@ -59,7 +60,8 @@ std::vector<int> RefineLabels(const std::vector<PairTransfers>& transfers,
   // denser than the pipeline was first taken for a pipeline pair (classify/tensor_parallel.h).
   TensorParallelOptions after_step_order = options.tensor_parallel;
   after_step_order.denser_than_collective = true;
-  if (LabelTensorParallelPairs(&results->pairs, transfers, after_step_order, &denser) > 0) {
+  if (LabelTensorParallelPairs(&results->pairs, transfers, after_step_order, &denser,
+                               options.threads) > 0) {
     RefinePairs(&results->pairs, num_endpoints);
     infer_tp();
   }
@@ -113,7 +115,7 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   const DpGroupSteps groups =
       FindDpGroupSteps(results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
                        options.timelines.tail_guard_steps, options.timelines.steps, options.threads);
-  MeasurePpPairs(&results.pairs, transfers, groups);
+  MeasurePpPairs(&results.pairs, transfers, groups, options.threads);
   results.dp_group_of = groups.group_of;
   uint64_t dp_group_transfers = 0;
   for (size_t i = 0; i < results.pairs.size(); ++i)

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "analysis/analyze.h"
+#include "analysis/parallel_for.h"
 #include "diagnosis/diagnose.h"
 #include "diagnosis/rules/bandwidth_cells.h"
 #include "diagnosis/rules/bandwidth_rule.h"
@@ -431,6 +432,63 @@ TEST(Pipeline, DiagnosisIsTheSameOnAnyThreadCount) {
       EXPECT_EQ(findings[i].value, run->findings[i].value);
       EXPECT_EQ(findings[i].gpus, run->findings[i].gpus);
       EXPECT_EQ(findings[i].switches, run->findings[i].switches);
+    }
+  }
+}
+
+// The analysis splits its work over the threads by pairs (classification, the TP passes, the
+// step-order pass, the PP pairs' per-step measures), DP groups and jobs: its results must not
+// depend on how many there are. Pairs' labels, rules and per-step evidence, DP groups, layouts
+// and timelines are compared with one thread's.
+TEST(Pipeline, AnalysisIsTheSameOnAnyThreadCount) {
+  auto run = Analyze(TinyWithDegradedLink());
+  const analysis::AnalysisResults& one = run->results;
+  size_t measured_pp = 0, step_ordered = 0;
+  for (const auto& p : one.pairs) {
+    measured_pp += p.label == analysis::PairLabel::kPp && p.evidence.per_step_from_a > 0;
+    step_ordered += p.evidence.step_ordered_share >= 0;
+  }
+  EXPECT_GT(one.pairs.size(), analysis::kPairsPerChunk);  // more than one chunk per pass
+  EXPECT_GT(measured_pp, 8u);
+  EXPECT_GT(step_ordered, 8u);
+  for (int threads : {2, 3}) {
+    SCOPED_TRACE(threads);
+    analysis::AnalysisOptions o;
+    o.threads = threads;
+    const analysis::AnalysisResults many =
+        analysis::Analyze(run->table, run->ctx, run->truth.end_ns, o, nullptr);
+    EXPECT_EQ(many.job_of, one.job_of);
+    EXPECT_EQ(many.dp_group_of, one.dp_group_of);
+    ASSERT_EQ(many.jobs.size(), one.jobs.size());
+    for (size_t j = 0; j < one.jobs.size(); ++j) {
+      EXPECT_EQ(many.jobs[j].gpus, one.jobs[j].gpus);
+      EXPECT_EQ(many.jobs[j].layout.dp, one.jobs[j].layout.dp);
+      EXPECT_EQ(many.jobs[j].layout.pp, one.jobs[j].layout.pp);
+      EXPECT_EQ(many.jobs[j].layout.tp, one.jobs[j].layout.tp);
+      EXPECT_EQ(many.jobs[j].layout.microbatches, one.jobs[j].layout.microbatches);
+      EXPECT_EQ(many.jobs[j].layout.stages, one.jobs[j].layout.stages);
+    }
+    ASSERT_EQ(many.pairs.size(), one.pairs.size());
+    for (size_t i = 0; i < one.pairs.size(); ++i) {
+      const analysis::Pair &x = many.pairs[i], &y = one.pairs[i];
+      EXPECT_EQ(x.a, y.a) << i;
+      EXPECT_EQ(x.b, y.b) << i;
+      EXPECT_EQ(x.label, y.label) << i;
+      EXPECT_EQ(x.evidence.rule, y.evidence.rule) << i;
+      EXPECT_EQ(x.evidence.transfers, y.evidence.transfers) << i;
+      EXPECT_EQ(x.evidence.first_from_a, y.evidence.first_from_a) << i;
+      EXPECT_EQ(x.evidence.per_step_from_a, y.evidence.per_step_from_a) << i;
+      EXPECT_EQ(x.evidence.per_step_from_b, y.evidence.per_step_from_b) << i;
+      EXPECT_EQ(x.evidence.step_ordered_share, y.evidence.step_ordered_share) << i;
+    }
+    ASSERT_EQ(many.timelines.size(), one.timelines.size());
+    for (size_t t = 0; t < one.timelines.size(); ++t) {
+      EXPECT_EQ(many.timelines[t].gpu, one.timelines[t].gpu);
+      ASSERT_EQ(many.timelines[t].steps.size(), one.timelines[t].steps.size());
+      for (size_t k = 0; k < one.timelines[t].steps.size(); ++k) {
+        EXPECT_EQ(many.timelines[t].steps[k].start_ns, one.timelines[t].steps[k].start_ns);
+        EXPECT_EQ(many.timelines[t].steps[k].end_ns, one.timelines[t].steps[k].end_ns);
+      }
     }
   }
 }

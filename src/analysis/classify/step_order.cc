@@ -1,6 +1,7 @@
 #include "analysis/classify/step_order.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 
@@ -67,8 +68,16 @@ struct OrderReferences {
 
   // The groups a pair is measured against: its endpoints' groups and the job's main groups, each
   // unless the pair is that group's only pair (a pair cannot be its own reference).
-  std::vector<int> For(const Pair& p) const {
-    std::vector<int> out;
+  // At most four, in place: pairs are judged on several threads, and allocations on every
+  // thread queue on the one malloc arena (docs/design.md, Threads).
+  struct Groups {
+    std::array<int, 4> g{};
+    size_t n = 0;
+    const int* begin() const { return g.data(); }
+    const int* end() const { return g.data() + n; }
+  };
+  Groups For(const Pair& p) const {
+    Groups out;
     const bool known_job = p.job >= 0 && size_t(p.job) < main_group.size();
     const int job_main = known_job ? main_group[size_t(p.job)] : -1;
     const int job_regular = known_job ? main_regular[size_t(p.job)] : -1;
@@ -76,7 +85,7 @@ struct OrderReferences {
       if (g < 0 || !regular[size_t(g)] || std::find(out.begin(), out.end(), g) != out.end())
         continue;
       const bool own = p.label == PairLabel::kDp && groups->group_of[p.a] == g;
-      if (group_pairs[size_t(g)] > (own ? 1u : 0u)) out.push_back(g);
+      if (group_pairs[size_t(g)] > (own ? 1u : 0u)) out.g[out.n++] = g;
     }
     return out;
   }
@@ -170,7 +179,7 @@ size_t RefineByStepOrder(std::vector<Pair>* pairs, const std::vector<PairTransfe
   // Labels change only once every pair is judged: references were chosen by the first labels.
   std::vector<PairLabel> label(pairs->size());
   for (size_t i = 0; i < pairs->size(); ++i) label[i] = (*pairs)[i].label;
-  ParallelFor(pairs->size(), threads, [&](size_t i) {
+  ParallelForInChunks(pairs->size(), threads, kPairsPerChunk, [&](size_t i) {
     if (Reconsidered((*pairs)[i], transfers[i]))
       JudgeOrder(&(*pairs)[i], transfers[i], refs, options, &label[i]);
   });

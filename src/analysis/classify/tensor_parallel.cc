@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "analysis/parallel_for.h"
+
 namespace prism::analysis {
 
 double InterleavedShare(const std::vector<Transfer>& collective,
@@ -34,75 +36,101 @@ std::unordered_map<EndpointId, std::vector<size_t>> PairsByGpu(
 
 }  // namespace
 
+namespace {
+
+// One pair's verdict: the rule that makes it TP (none: it stays), and for denser-than-pipeline
+// the pipeline pairs it was denser than.
+struct TpVerdict {
+  const char* rule = nullptr;
+  std::vector<size_t> witnesses;
+};
+
+TpVerdict JudgeTensorParallel(
+    size_t i, const std::vector<Pair>& pairs, const std::vector<PairTransfers>& transfers,
+    const std::unordered_map<EndpointId, std::vector<size_t>>& pipeline_of,
+    const std::unordered_map<EndpointId, std::vector<size_t>>& collectives_of,
+    const TensorParallelOptions& options) {
+  TpVerdict out;
+  const Pair& c = pairs[i];
+  // A tensor-parallel collective runs in every layer of every micro-batch: many bursts. A pair
+  // with a handful of records (long flow records of an exporter with second-long timeouts)
+  // cannot show where its bursts fall.
+  const size_t n = transfers[i].transfers.size();
+  if (n < options.min_intervals + 1) return out;
+  if (c.label == PairLabel::kDp) {
+    double best = 0;
+    for (EndpointId g : {c.a, c.b}) {
+      auto it = pipeline_of.find(g);
+      if (it == pipeline_of.end()) continue;
+      for (size_t p : it->second)
+        best = std::max(best, InterleavedShare(transfers[i].transfers, transfers[p].transfers));
+    }
+    if (best >= options.min_interleaved_share) {
+      out.rule = "interleaved-with-pipeline";
+    } else if (options.denser_than_collective && best >= options.min_dense_interleaved_share) {
+      // A GPU's gradient collective moves about the same number of transfers with each of its
+      // ring neighbours; a TP all-reduce runs in every layer of every micro-batch. A collective
+      // pair with min_count_ratio times the transfers of another collective pair of its GPU,
+      // and interleaved with its pipeline as a TP pair at a pipeline's end is, is TP: what
+      // tells TP from DP when long records (10-ms flowlets) leave it too few transfers to be
+      // denser than the pipeline.
+      for (EndpointId g : {c.a, c.b}) {
+        auto it = collectives_of.find(g);
+        if (it == collectives_of.end()) continue;
+        const bool denser = std::any_of(it->second.begin(), it->second.end(), [&](size_t d) {
+          return d != i && double(n) >= options.min_count_ratio *
+                                             double(transfers[d].transfers.size());
+        });
+        if (denser) {
+          out.rule = "denser-than-collective";
+          break;
+        }
+      }
+    }
+  } else if (c.label == PairLabel::kPp) {
+    for (EndpointId g : {c.a, c.b}) {
+      auto it = pipeline_of.find(g);
+      if (it == pipeline_of.end()) continue;
+      for (size_t p : it->second) {
+        if (p == i) continue;
+        const double sparse = double(transfers[p].transfers.size());
+        if (double(n) >= options.min_count_ratio * sparse &&
+            InterleavedShare(transfers[i].transfers, transfers[p].transfers) >=
+                options.min_dense_interleaved_share)
+          out.witnesses.push_back(p);
+      }
+    }
+    if (!out.witnesses.empty()) out.rule = "denser-than-pipeline";
+  }
+  return out;
+}
+
+}  // namespace
+
 size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
                                 const std::vector<PairTransfers>& transfers,
                                 const TensorParallelOptions& options,
-                                std::vector<DenserThanPipeline>* denser_pairs) {
+                                std::vector<DenserThanPipeline>* denser_pairs, int threads) {
   const auto pipeline_of = PairsByGpu(*pairs, transfers, PairLabel::kPp, options.min_intervals);
   const auto collectives_of = PairsByGpu(*pairs, transfers, PairLabel::kDp, options.min_intervals);
-  std::vector<std::pair<size_t, const char*>> tp;
+  // Every pair is judged by the labels as they were: verdicts first (pairs in parallel), labels
+  // changed after, in pair order.
+  std::vector<TpVerdict> verdicts(pairs->size());
+  ParallelForInChunks(pairs->size(), threads, kPairsPerChunk, [&](size_t i) {
+    verdicts[i] = JudgeTensorParallel(i, *pairs, transfers, pipeline_of, collectives_of, options);
+  });
+  size_t labelled = 0;
   for (size_t i = 0; i < pairs->size(); ++i) {
-    const Pair& c = (*pairs)[i];
-    // A tensor-parallel collective runs in every layer of every micro-batch: many bursts. A pair
-    // with a handful of records (long flow records of an exporter with second-long timeouts)
-    // cannot show where its bursts fall.
-    const size_t n = transfers[i].transfers.size();
-    if (n < options.min_intervals + 1) continue;
-    if (c.label == PairLabel::kDp) {
-      double best = 0;
-      for (EndpointId g : {c.a, c.b}) {
-        auto it = pipeline_of.find(g);
-        if (it == pipeline_of.end()) continue;
-        for (size_t p : it->second)
-          best = std::max(best, InterleavedShare(transfers[i].transfers, transfers[p].transfers));
-      }
-      if (best >= options.min_interleaved_share) {
-        tp.emplace_back(i, "interleaved-with-pipeline");
-      } else if (options.denser_than_collective && best >= options.min_dense_interleaved_share) {
-        // A GPU's gradient collective moves about the same number of transfers with each of its
-        // ring neighbours; a TP all-reduce runs in every layer of every micro-batch. A collective
-        // pair with min_count_ratio times the transfers of another collective pair of its GPU,
-        // and interleaved with its pipeline as a TP pair at a pipeline's end is, is TP: what
-        // tells TP from DP when long records (10-ms flowlets) leave it too few transfers to be
-        // denser than the pipeline.
-        for (EndpointId g : {c.a, c.b}) {
-          auto it = collectives_of.find(g);
-          if (it == collectives_of.end()) continue;
-          const bool denser = std::any_of(it->second.begin(), it->second.end(), [&](size_t d) {
-            return d != i && double(n) >= options.min_count_ratio *
-                                               double(transfers[d].transfers.size());
-          });
-          if (denser) {
-            tp.emplace_back(i, "denser-than-collective");
-            break;
-          }
-        }
-      }
-    } else if (c.label == PairLabel::kPp) {
-      std::vector<size_t> witnesses;
-      for (EndpointId g : {c.a, c.b}) {
-        auto it = pipeline_of.find(g);
-        if (it == pipeline_of.end()) continue;
-        for (size_t p : it->second) {
-          if (p == i) continue;
-          const double sparse = double(transfers[p].transfers.size());
-          if (double(n) >= options.min_count_ratio * sparse &&
-              InterleavedShare(transfers[i].transfers, transfers[p].transfers) >=
-                  options.min_dense_interleaved_share)
-            witnesses.push_back(p);
-        }
-      }
-      if (witnesses.empty()) continue;
-      tp.emplace_back(i, "denser-than-pipeline");
-      if (denser_pairs != nullptr)
-        denser_pairs->push_back({i, std::move(witnesses), c.evidence.rule});
-    }
+    TpVerdict& v = verdicts[i];
+    if (v.rule == nullptr) continue;
+    Pair& p = (*pairs)[i];
+    if (!v.witnesses.empty() && denser_pairs != nullptr)
+      denser_pairs->push_back({i, std::move(v.witnesses), p.evidence.rule});
+    p.label = PairLabel::kTp;
+    p.evidence.rule = v.rule;
+    ++labelled;
   }
-  for (const auto& [i, rule] : tp) {
-    (*pairs)[i].label = PairLabel::kTp;
-    (*pairs)[i].evidence.rule = rule;
-  }
-  return tp.size();
+  return labelled;
 }
 
 size_t RevertUnwitnessedDenserPairs(std::vector<Pair>* pairs,

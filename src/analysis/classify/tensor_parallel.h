@@ -63,11 +63,12 @@ struct DenserThanPipeline {
 // Relabels DP pairs interleaved with a pipeline pair of one of their GPUs as TP (rule
 // "interleaved-with-pipeline"), and PP pairs interleaved with a pipeline pair of one of their GPUs
 // that has min_count_ratio times fewer transfers (rule "denser-than-pipeline", listed in `denser`
-// when given); returns how many.
+// when given); returns how many. Pairs are judged on `threads` threads; the same result for any.
 size_t LabelTensorParallelPairs(std::vector<Pair>* pairs,
                                 const std::vector<PairTransfers>& transfers,
                                 const TensorParallelOptions& options,
-                                std::vector<DenserThanPipeline>* denser = nullptr);
+                                std::vector<DenserThanPipeline>* denser = nullptr,
+                                int threads = 1);
 
 // The witnesses of denser-than-pipeline are pairs labelled PP before the step-order pass, which
 // also turns DP pairs misread as pipeline pairs back into DP (a DP pair of a pipeline job sends

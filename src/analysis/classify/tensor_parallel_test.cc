@@ -129,5 +129,61 @@ TEST(TensorParallel, DenserPairsNeedAWitnessThatStaysAPipelinePair) {
   EXPECT_EQ(pairs[2].label, PairLabel::kTp);  // pair 3 is still a pipeline pair
 }
 
+// Pairs are judged on threads, each by the labels as they were, and relabelled in pair order: the
+// same labels, rules and denser pairs (with their witnesses, in pair order) on any thread count.
+// Many GPUs, each with a pipeline pair and a dense pair interleaved with it (TP), a pipeline pair
+// as dense as its neighbour stage's (stays) or a once-per-step collective (stays), so that the
+// pairs relabelled lie in every chunk the threads take and at every place in it.
+TEST(TensorParallel, SameLabelsOnAnyThreadCount) {
+  std::vector<Pair> pairs;
+  std::vector<PairTransfers> transfers;
+  for (EndpointId gpu = 0; gpu < 120; ++gpu) {
+    const EndpointId base = 1000 + 3 * gpu;
+    if (gpu % 2 == 1) {  // the pipeline pair first: pairs of every kind at every position
+      pairs.push_back(MakePair(gpu, base + 1, PairLabel::kPp));
+      transfers.push_back(Pipeline());
+    }
+    switch (gpu % 3) {
+      case 0:
+        pairs.push_back(MakePair(gpu, base, PairLabel::kPp));
+        transfers.push_back(TensorParallel());
+        break;
+      case 1:
+        pairs.push_back(MakePair(gpu, base, PairLabel::kPp));
+        transfers.push_back(Pipeline(5 * kMs));
+        break;
+      default:
+        pairs.push_back(MakePair(gpu, base, PairLabel::kDp));
+        transfers.push_back(OncePerStep());
+    }
+    pairs.back().evidence.rule = gpu % 4 == 0 ? "alternating-directions" : "first-pass";
+    if (gpu % 2 == 0) {
+      pairs.push_back(MakePair(gpu, base + 1, PairLabel::kPp));
+      transfers.push_back(Pipeline());
+    }
+  }
+  std::vector<Pair> one = pairs;
+  std::vector<DenserThanPipeline> denser_one;
+  const size_t labelled = LabelTensorParallelPairs(&one, transfers, {}, &denser_one, 1);
+  EXPECT_EQ(labelled, 40u);
+  ASSERT_EQ(denser_one.size(), 40u);
+  for (int threads : {2, 3, 5}) {
+    SCOPED_TRACE(threads);
+    std::vector<Pair> many = pairs;
+    std::vector<DenserThanPipeline> denser;
+    EXPECT_EQ(LabelTensorParallelPairs(&many, transfers, {}, &denser, threads), labelled);
+    for (size_t i = 0; i < many.size(); ++i) {
+      EXPECT_EQ(many[i].label, one[i].label) << i;
+      EXPECT_EQ(many[i].evidence.rule, one[i].evidence.rule) << i;
+    }
+    ASSERT_EQ(denser.size(), denser_one.size());
+    for (size_t k = 0; k < denser.size(); ++k) {
+      EXPECT_EQ(denser[k].pair, denser_one[k].pair);
+      EXPECT_EQ(denser[k].witnesses, denser_one[k].witnesses);
+      EXPECT_EQ(denser[k].previous_rule, denser_one[k].previous_rule);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace prism::analysis

@@ -12,7 +12,8 @@
 namespace prism::analysis {
 namespace {
 
-uint32_t MedianU32(std::vector<uint32_t> v) {
+// The median of `v` (reordered), 0 when empty.
+uint32_t MedianU32(std::vector<uint32_t>& v) {
   if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
   return v[v.size() / 2];
@@ -314,45 +315,59 @@ DpGroupSteps FindDpGroupSteps(const std::vector<Pair>& pairs,
     if (!inserted) uf.Union(it->second, e);
   }
   std::vector<int> root_group(num_endpoints, -1);
-  std::vector<std::vector<DpTransfer>> group_transfers;
+  std::vector<std::vector<uint32_t>> group_pairs;  // per group: its DP pairs, in pair order
   for (size_t i = 0; i < pairs.size(); ++i) {
     const Pair& p = pairs[i];
     if (p.label != PairLabel::kDp) continue;
     uint32_t root = uf.Find(p.a);
     if (root_group[root] < 0) {
-      root_group[root] = static_cast<int>(group_transfers.size());
-      group_transfers.emplace_back();
+      root_group[root] = static_cast<int>(group_pairs.size());
+      group_pairs.emplace_back();
     }
     const int g = root_group[root];
     out.group_of[p.a] = out.group_of[p.b] = g;
-    for (const Transfer& t : transfers[i].transfers)
-      group_transfers[g].push_back({t.start_ns, t.end_ns, t.bytes, t.from_a ? p.a : p.b});
+    group_pairs[g].push_back(uint32_t(i));
   }
-  out.steps.resize(group_transfers.size());
-  ParallelFor(group_transfers.size(), threads, [&](size_t g) {
-    out.steps[g] = DpActivities(std::move(group_transfers[g]), window_end_ns, tail_guard_steps,
+  // Each group's transfers are gathered on the thread that segments them (the copy is as much
+  // work as the segmentation for small groups), in pair order as one pass would.
+  out.steps.resize(group_pairs.size());
+  ParallelFor(group_pairs.size(), threads, [&](size_t g) {
+    size_t n = 0;
+    for (uint32_t i : group_pairs[g]) n += transfers[i].transfers.size();
+    std::vector<DpTransfer> group_transfers;
+    group_transfers.reserve(n);
+    for (uint32_t i : group_pairs[g]) {
+      const Pair& p = pairs[i];
+      for (const Transfer& t : transfers[i].transfers)
+        group_transfers.push_back({t.start_ns, t.end_ns, t.bytes, t.from_a ? p.a : p.b});
+    }
+    out.steps[g] = DpActivities(std::move(group_transfers), window_end_ns, tail_guard_steps,
                                 options);
   });
   return out;
 }
 
 void MeasurePpPairs(std::vector<Pair>* pairs, const std::vector<PairTransfers>& transfers,
-                    const DpGroupSteps& groups) {
-  for (size_t i = 0; i < pairs->size(); ++i) {
+                    const DpGroupSteps& groups, int threads) {
+  ParallelForInChunks(pairs->size(), threads, kPairsPerChunk, [&](size_t i) {
     Pair& p = (*pairs)[i];
-    if (p.label != PairLabel::kPp) continue;
+    if (p.label != PairLabel::kPp) return;
     int g = groups.group_of[p.a] >= 0 ? groups.group_of[p.a] : groups.group_of[p.b];
-    if (g < 0) continue;
+    if (g < 0) return;
     const auto& acts = groups.steps[g];
     const auto& ts = transfers[i].transfers;
-    std::vector<uint32_t> from_a, from_b;
+    // Kept by the thread from pair to pair: with threads, allocations queue on the one malloc
+    // arena (docs/design.md, Threads).
+    thread_local std::vector<uint32_t> from_a, from_b;
+    from_a.clear();
+    from_b.clear();
     int vote = 0;
     size_t cursor = 0;
     // Step k runs from the end of DP activity k-1 to the end of DP activity k.
     for (size_t k = 1; k < acts.size(); ++k) {
       while (cursor < ts.size() && ts[cursor].start_ns < acts[k - 1].end_ns) ++cursor;
       uint32_t na = 0, nb = 0;
-    bool first = true;
+      bool first = true;
       for (size_t j = cursor; j < ts.size() && ts[j].start_ns < acts[k].end_ns; ++j) {
         if (first) vote += ts[j].from_a ? 1 : -1;
         first = false;
@@ -362,11 +377,11 @@ void MeasurePpPairs(std::vector<Pair>* pairs, const std::vector<PairTransfers>& 
       from_a.push_back(na);
       from_b.push_back(nb);
     }
-    if (from_a.empty()) continue;
+    if (from_a.empty()) return;
     p.evidence.first_from_a = vote;
     p.evidence.per_step_from_a = MedianU32(from_a);
     p.evidence.per_step_from_b = MedianU32(from_b);
-  }
+  });
 }
 
 }  // namespace prism::analysis

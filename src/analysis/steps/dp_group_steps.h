@@ -101,8 +101,8 @@ std::vector<Activity> JoinCollectiveFragments(const std::vector<Activity>& acts,
                                               double max_fragment_gap_share = 0.1);
 
 // Re-measures PP pairs per step with the DP boundaries of their first GPU's group: fills
-// evidence.first_from_a, per_step_from_a and per_step_from_b.
+// evidence.first_from_a, per_step_from_a and per_step_from_b. Pairs on `threads` threads.
 void MeasurePpPairs(std::vector<Pair>* pairs, const std::vector<PairTransfers>& transfers,
-                    const DpGroupSteps& groups);
+                    const DpGroupSteps& groups, int threads = 1);
 
 }  // namespace prism::analysis
