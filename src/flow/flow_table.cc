@@ -1,9 +1,13 @@
 #include "flow/flow_table.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <initializer_list>
 #include <limits>
 #include <numeric>
+#include <ranges>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -16,6 +20,7 @@
 namespace prism::flow {
 
 void FlowTable::OnRecord(const FlowRecord& r) {
+  PRISM_CHECK(start_ns_.size() < row_limit_);  // a tail's room follows (MakeTails)
   start_ns_.push_back(r.start_ns);
   end_ns_.push_back(r.end_ns);
   src_.push_back(endpoint_cache_.Intern(r.src, &endpoints_));
@@ -30,6 +35,7 @@ void FlowTable::OnRecord(const FlowRecord& r) {
 
 void FlowTable::OnBatch(RecordBatch* batch) {
   const size_t n = batch->size;
+  PRISM_CHECK(n <= row_limit_ - start_ns_.size());  // a tail's room follows (MakeTails)
   auto append = [n](auto* column, const auto& from) {
     column->insert(column->end(), from.begin(), from.begin() + static_cast<ptrdiff_t>(n));
   };
@@ -47,44 +53,99 @@ void FlowTable::OnBatch(RecordBatch* batch) {
   }
 }
 
-void FlowTable::AppendTable(FlowTable&& later, std::span<const PointId> point_of, int threads) {
-  std::vector<EndpointId> endpoint_of(later.endpoints_.size());
-  for (size_t e = 0; e < endpoint_of.size(); ++e) {
-    endpoint_of[e] = endpoints_.Intern(later.endpoints_.Addr(static_cast<EndpointId>(e)));
+std::vector<FlowTableTail> FlowTable::MakeTails(size_t own_rows,
+                                                std::span<const size_t> tail_rows) {
+  PRISM_CHECK(tails_out_ == 0);
+  size_t end = size() + own_rows;
+  row_limit_ = end;
+  size_t rows = end;
+  for (size_t r : tail_rows) rows += r;
+  Reserve(rows);
+  std::vector<FlowTableTail> tails;
+  for (size_t room : tail_rows) {
+    const FlowTableTail::Columns at{start_ns_.data() + end, end_ns_.data() + end,
+                                    src_.data() + end,      dst_.data() + end,
+                                    bytes_.data() + end,    qp_.data() + end,
+                                    point_.data() + end,    sampling_rate_.data() + end};
+    tails.push_back(FlowTableTail(end, room, at));
+    end += room;
   }
-  min_start_ns_ = std::min(min_start_ns_, later.min_start_ns_);
-  max_end_ns_ = std::max(max_end_ns_, later.max_end_ns_);
-  // Each column of `later` goes back to the system as soon as it has moved, not kept
-  // (core/big_blocks.h): this table's columns were reserved whole, and kept here they would sit
-  // beside the sort's larger buffers, which they cannot serve.
-  auto free_column = [](auto* column) {
-    std::remove_reference_t<decltype(*column)>().swap(*column);
-    ReleaseBigBlocks();
-  };
-  auto move_column = [&](auto* to, auto* from) {
-    to->insert(to->end(), from->begin(), from->end());
-    free_column(from);
-  };
-  auto map_column = [&](auto* to, auto* from, auto map) {
-    for (auto v : *from) to->push_back(map(v));
-    free_column(from);
-  };
+  tails_out_ = tails.size();
+  tails_end_ = size();
+  if (tails_out_ == 0) row_limit_ = SIZE_MAX;
+  return tails;
+}
+
+namespace {
+
+// Gives back to the system the whole pages of `column`'s capacity in rows [from, to), which hold
+// nothing (past its end) but were written: the tails' rows before they moved down.
+template <typename T>
+void ReleaseRowsPastEnd(BigVector<T>* column, size_t from, size_t to) {
+  to = std::min(to, column->capacity());
+  if (from >= to) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(column->data() + from) + page - 1) & ~(page - 1);
+  const uintptr_t hi = reinterpret_cast<uintptr_t>(column->data() + to) & ~(page - 1);
+  if (lo < hi) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+}
+
+}  // namespace
+
+void FlowTable::AppendTail(FlowTableTail&& tail, std::span<const PointId> point_of, int threads) {
+  PRISM_CHECK(tails_out_ > 0 && tail.first_row_ >= size());
+  std::vector<EndpointId> endpoint_of(tail.endpoints_.size());
+  for (size_t e = 0; e < endpoint_of.size(); ++e) {
+    endpoint_of[e] = endpoints_.Intern(tail.endpoints_.Addr(static_cast<EndpointId>(e)));
+  }
+  min_start_ns_ = std::min(min_start_ns_, tail.min_start_ns_);
+  max_end_ns_ = std::max(max_end_ns_, tail.max_end_ns_);
+  const size_t from = tail.first_row_, n = tail.rows_;
+  auto same = [](auto v) { return v; };
   auto endpoint = [&](EndpointId e) { return endpoint_of[e]; };
-  // The columns are appended in two groups of about equal bytes: with `threads` > 1 one group on
-  // a helper thread (copying into fresh pages is most of the cost: their page faults).
+  auto point = [&](PointId p) { return p == kNoPoint ? p : point_of[p]; };
+  tails_end_ = std::max(tails_end_, from + n);
+  // Each column's tail rows [from, from + n) move down to its end (from >= size()), mapped as
+  // they go. The capacity, reserved by MakeTails, holds them without a reallocation. The two
+  // ranges may overlap: the rows move in chunks no longer than the gap between them, so no
+  // chunk's destination overlaps its source (a chunk is copied whole, as memcpy may); a gap too
+  // short for that has its rows appended one by one from the front (a view's iterators), where
+  // no row is read after it was overwritten.
+  const size_t gap = from - size();
+  auto move_column = [&](auto* column, auto map) {
+    if (gap < std::min<size_t>(n, size_t{1} << 16)) {
+      const std::span rows(column->data() + from, n);
+      auto moved = rows | std::views::transform(map);
+      column->insert(column->end(), moved.begin(), moved.end());
+      return;
+    }
+    for (size_t done = 0; done < n;) {
+      const size_t len = std::min(gap, n - done);
+      const auto* rows = column->data() + from + done;
+      const size_t at = column->size();
+      if constexpr (std::is_same_v<decltype(map), decltype(same)>) {
+        column->insert(column->end(), rows, rows + len);
+      } else {
+        column->resize(at + len);  // zeros [at, at + len): below the chunk's source
+        std::transform(rows, rows + len, column->data() + at, map);
+      }
+      done += len;
+    }
+  };
+  // Two groups of about equal bytes: with `threads` > 1 one on a helper thread.
   auto first_group = [&] {
-    move_column(&start_ns_, &later.start_ns_);
-    move_column(&end_ns_, &later.end_ns_);
-    map_column(&src_, &later.src_, endpoint);
+    move_column(&start_ns_, same);
+    move_column(&end_ns_, same);
+    move_column(&src_, endpoint);
   };
   auto second_group = [&] {
-    move_column(&bytes_, &later.bytes_);
-    map_column(&dst_, &later.dst_, endpoint);
-    move_column(&qp_, &later.qp_);
-    map_column(&point_, &later.point_, [&](PointId p) { return p == kNoPoint ? p : point_of[p]; });
-    move_column(&sampling_rate_, &later.sampling_rate_);
+    move_column(&bytes_, same);
+    move_column(&dst_, endpoint);
+    move_column(&qp_, same);
+    move_column(&point_, point);
+    move_column(&sampling_rate_, same);
   };
-  if (threads > 1) {
+  if (threads > 1 && n >= (size_t{1} << 16)) {
     std::thread helper(first_group);
     second_group();
     helper.join();
@@ -92,7 +153,12 @@ void FlowTable::AppendTable(FlowTable&& later, std::span<const PointId> point_of
     first_group();
     second_group();
   }
-  later = FlowTable();
+  tail = FlowTableTail(0, 0, {});
+  if (--tails_out_ > 0) return;
+  row_limit_ = SIZE_MAX;
+  const size_t end = size();
+  auto release = [&](auto*... column) { (ReleaseRowsPastEnd(column, end, tails_end_), ...); };
+  release(&start_ns_, &end_ns_, &src_, &dst_, &bytes_, &qp_, &point_, &sampling_rate_);
 }
 
 void FlowTable::Reserve(size_t rows) {

@@ -14,6 +14,7 @@
 #include "core/name_table.h"
 #include "core/record_batch.h"
 #include "flow/endpoint_cache.h"
+#include "flow/flow_table_tail.h"
 
 namespace prism::flow {
 
@@ -26,13 +27,19 @@ class FlowTable : public FlowSink, public BatchSink {
   // exactly as OnRecord would one by one.
   void OnBatch(RecordBatch* batch) override;
   void Reserve(size_t rows);
-  // Appends every row of `later` (the records that follow this table's, read apart: a run of a
-  // file read on another thread) with endpoints interned in `later`'s id order, which is its row
-  // order: the table that appending those records one by one would give. `point_of` maps
-  // `later`'s point ids to this table's (kNoPoint stays). `later` is emptied column by column as
-  // its rows move, so the two never hold more than two extra columns at once. `threads` > 1
-  // appends the columns on two threads (same result).
-  void AppendTable(FlowTable&& later, std::span<const PointId> point_of, int threads = 1);
+  // Room for the records that follow this table's, read apart on other threads (the later runs
+  // of a file: pipeline/ipfix_read_on_threads.h): from now on the table itself takes at most
+  // `own_rows` more rows (checked), and tail k, which may fill on another thread meanwhile, at
+  // most tail_rows[k], straight into the capacity past them (reserved here; pages are touched only
+  // as rows arrive). The tails are then appended in order with AppendTail.
+  std::vector<FlowTableTail> MakeTails(size_t own_rows, std::span<const size_t> tail_rows);
+  // Appends the rows of `tail` (the next one MakeTails made) with endpoints interned in the tail's
+  // id order, which is its row order: the table that appending those records one by one would
+  // give. `point_of` maps the tail's point ids to this table's (kNoPoint stays). The rows move
+  // down to the end of the table within the columns (the gap left by the room the table did not
+  // use), on two threads when `threads` > 1. After the last tail the table takes rows without
+  // bound again, and the pages the tails touched past its end go back to the system.
+  void AppendTail(FlowTableTail&& tail, std::span<const PointId> point_of, int threads = 1);
   // Sorts every column by (start_ns, end_ns, src, dst); stable for equal keys. `threads` > 1
   // runs the passes over the rows and the columns' moves in parallel (same result).
   void SortByStart(int threads = 1);
@@ -100,6 +107,11 @@ class FlowTable : public FlowSink, public BatchSink {
   BigVector<PointId> point_;
   BigVector<uint32_t> sampling_rate_;
   int64_t min_start_ns_ = INT64_MAX, max_end_ns_ = INT64_MIN;
+  // While tails are out (MakeTails): the rows the table may hold, the tails not yet appended and
+  // the end of the rows they may have written.
+  size_t row_limit_ = SIZE_MAX;
+  size_t tails_out_ = 0;
+  size_t tails_end_ = 0;
 };
 
 }  // namespace prism::flow

@@ -82,6 +82,21 @@ StatusOr<MessageSets> ReadSetIds(int fd, const std::string& path, uint64_t msg, 
   return sets;
 }
 
+// The fewest bytes a record takes under any template in `messages` (the template sets' messages),
+// as the decoder parses them.
+StatusOr<size_t> SmallestRecordBytes(int fd, const std::string& path,
+                                     const std::vector<std::pair<uint64_t, uint32_t>>& messages) {
+  PointTable points;
+  ingest::ExportDecoder decoder(path, nullptr, &points, nullptr);
+  std::vector<uint8_t> msg;
+  for (const auto& [offset, len] : messages) {
+    msg.resize(len);
+    PRISM_ASSIGN_OR_RETURN(size_t n, ReadAt(fd, path, msg, offset));
+    decoder.LearnTemplates(std::span<const uint8_t>(msg.data(), n), 0);
+  }
+  return decoder.SmallestTemplateRecordBytes();
+}
+
 }  // namespace
 
 StatusOr<std::optional<IpfixFileRuns>> PlanIpfixFileRuns(const std::string& path, int runs,
@@ -119,6 +134,8 @@ StatusOr<std::optional<IpfixFileRuns>> PlanIpfixFileRuns(const std::string& path
     pos += len;
   }
   if (plan.starts.size() < 2) return std::nullopt;
+  PRISM_ASSIGN_OR_RETURN(plan.smallest_record_bytes,
+                         SmallestRecordBytes(fd.get(), path, plan.template_messages));
   return plan;
 }
 

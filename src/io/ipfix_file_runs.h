@@ -33,6 +33,16 @@ struct IpfixFileRuns {
   std::vector<uint64_t> starts;
   // The messages holding template sets, in file order: (offset, length).
   std::vector<std::pair<uint64_t, uint32_t>> template_messages;
+  // The fewest bytes a data record takes under any template of the file (SIZE_MAX: none).
+  size_t smallest_record_bytes = SIZE_MAX;
+
+  // At most this many records are decoded from run `run`: every record takes at least
+  // smallest_record_bytes of it. A bound, not an estimate: a reader may write the run's rows
+  // into room of this size (pipeline/ipfix_read_on_threads.h).
+  uint64_t MaxRecords(size_t run) const {
+    const uint64_t end = run + 1 < starts.size() ? starts[run + 1] : file_bytes;
+    return (end - starts[run]) / smallest_record_bytes;
+  }
 };
 
 // Below this many bytes per run a file is read in one pass: a thread costs more than it saves.

@@ -10,17 +10,17 @@
 namespace prism::pipeline {
 namespace {
 
-// A run after the first: everything it decodes into is its own until it is joined.
+// A run after the first: its rows go into the room the table keeps for it past the earlier runs'
+// (flow::FlowTableTail); its counters, point names and endpoint ids are its own until it is
+// joined.
 struct LaterRun {
-  LaterRun(const io::IpfixFileRuns& plan, size_t run, int64_t max_record_ns)
-      : filter(&table, max_record_ns, &stats), reader(plan, run, &filter, &points, &stats) {
-    // Reserved, not touched: as `analyze` reserves the whole file's rows (52 bytes the smallest).
-    const uint64_t end = run + 1 < plan.starts.size() ? plan.starts[run + 1] : plan.file_bytes;
-    table.Reserve(static_cast<size_t>((end - plan.starts[run]) / 52));
-  }
+  LaterRun(const io::IpfixFileRuns& plan, size_t run, int64_t max_record_ns,
+           flow::FlowTableTail&& rows)
+      : tail(std::move(rows)), filter(&tail, max_record_ns, &stats),
+        reader(plan, run, &filter, &points, &stats) {}
   Stats stats;
   PointTable points;
-  flow::FlowTable table;
+  flow::FlowTableTail tail;
   DurationFilter filter;
   io::IpfixRunReader reader;
   Status status = OkStatus();
@@ -35,7 +35,7 @@ void Join(LaterRun* run, io::IpfixRunReader* first, flow::FlowTable* table, Poin
   for (size_t p = 0; p < point_of.size(); ++p) {
     point_of[p] = points->Intern(run->points.Name(static_cast<PointId>(p)));
   }
-  table->AppendTable(std::move(run->table), point_of, threads);
+  table->AppendTail(std::move(run->tail), point_of, threads);
 }
 
 }  // namespace
@@ -47,9 +47,15 @@ StatusOr<std::optional<uint64_t>> ReadIpfixFileOnThreads(const std::string& path
   PRISM_ASSIGN_OR_RETURN(std::optional<io::IpfixFileRuns> plan,
                          io::PlanIpfixFileRuns(path, threads, min_run_bytes));
   if (!plan) return std::nullopt;
+  // Each run's rows are bounded (IpfixFileRuns::MaxRecords), so each later run can write its rows
+  // straight into the table past the room of the runs before it, as they are decoded.
+  std::vector<size_t> tail_rows;
+  for (size_t run = 1; run < plan->starts.size(); ++run) tail_rows.push_back(plan->MaxRecords(run));
+  std::vector<flow::FlowTableTail> tails = table->MakeTails(plan->MaxRecords(0), tail_rows);
   std::vector<std::unique_ptr<LaterRun>> later;
   for (size_t run = 1; run < plan->starts.size(); ++run) {
-    later.push_back(std::make_unique<LaterRun>(*plan, run, max_record_ns));
+    later.push_back(
+        std::make_unique<LaterRun>(*plan, run, max_record_ns, std::move(tails[run - 1])));
   }
   std::vector<std::thread> workers;
   for (auto& run : later) {

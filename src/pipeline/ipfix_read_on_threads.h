@@ -1,10 +1,12 @@
 // File: pipeline/ipfix_read_on_threads.h
 // `analyze --threads N` reading one IPFIX file on N threads: the file cut into runs of whole
 // messages (io/ipfix_file_runs.h), the first run decoded into the caller's sink chain and each
-// later run into a table of its own (with the same duration filter, its own point names and
-// counters), then the later tables appended in run order with endpoints and points mapped to the
-// caller's ids (flow::FlowTable::AppendTable). The table, the points, every counter and every
-// line on stderr are those of reading the file in one pass. Sits between io and `analyze`.
+// later run (with the same duration filter, its own point names, endpoint ids and counters)
+// straight into the table's columns past the room the runs before it may fill, a bound on their
+// records (flow::FlowTableTail); then the later runs appended in run order, their rows moved down
+// and their endpoints and points mapped to the caller's ids (flow::FlowTable::AppendTail). The
+// table, the points, every counter and every line on stderr are those of reading the file in one
+// pass. Sits between io and `analyze`.
 #pragma once
 
 #include <cstdint>

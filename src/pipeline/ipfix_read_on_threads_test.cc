@@ -13,6 +13,7 @@
 
 #include "core/big_endian.h"
 #include "io/ipfix_file.h"
+#include "io/ipfix_file_runs.h"
 #include "pipeline/record_duration.h"
 #include "testing/temp_path.h"
 
@@ -166,6 +167,41 @@ TEST(IpfixReadOnThreads, CorruptedFilesGiveTheOneThreadResult) {
       EXPECT_EQ(many_threads.stderr_text, one.stderr_text);
     }
   }
+  std::filesystem::remove(path);
+}
+
+// The later runs write their rows into room of MaxRecords rows each: a run that decoded more
+// would stop the process. Each run's records (before any filter) fit its bound, and the bound is
+// not far above them (room past the rows is reserved, never touched, but it is address space).
+TEST(IpfixReadOnThreads, EachRunsRecordsFitItsBound) {
+  PointTable written_points;
+  const std::string path = prism::testing::UniqueTempPath("ipfix_run_bounds", ".ipfix");
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << WriteFlows(&written_points);
+  }
+  StatusOr<std::optional<io::IpfixFileRuns>> plan = io::PlanIpfixFileRuns(path, 3, 1);
+  ASSERT_TRUE(plan.has_value() && plan->has_value());
+  const io::IpfixFileRuns& runs = **plan;
+  ASSERT_EQ(runs.starts.size(), 3u);
+  EXPECT_LT(runs.smallest_record_bytes, SIZE_MAX);
+  struct Count : FlowSink {
+    void OnRecord(const FlowRecord&) override { ++records; }
+    uint64_t records = 0;
+  };
+  uint64_t total = 0;
+  for (size_t run = 0; run < runs.starts.size(); ++run) {
+    SCOPED_TRACE(run);
+    Count count;
+    PointTable points;
+    io::IpfixRunReader reader(runs, run, &count, &points, nullptr);
+    ASSERT_TRUE(reader.Read().has_value());
+    EXPECT_GT(count.records, 5'000u);
+    EXPECT_LE(count.records, runs.MaxRecords(run));
+    EXPECT_LT(runs.MaxRecords(run), count.records * 3 / 2);
+    total += count.records;
+  }
+  EXPECT_EQ(total, 30'000u - 30'000u / 4999);  // every record but those ending before they start
   std::filesystem::remove(path);
 }
 

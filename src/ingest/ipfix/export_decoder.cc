@@ -93,6 +93,8 @@ struct ExportDecoder::Impl {
   std::vector<std::string> kept_problems;
   std::vector<SequenceObservation> kept_sequences;
   bool silent = false;  // LearnTemplates: nothing counted, nothing described
+  // The fewest bytes a record of any template given so far takes (stored or not).
+  size_t smallest_record_bytes = SIZE_MAX;
   // The column path: the sink's batch side (null: none) and the rows of the data set being read
   // (capacity kept between sets).
   BatchSink* batch_sink = nullptr;
@@ -308,6 +310,8 @@ void ExportDecoder::LearnTemplates(std::span<const uint8_t> msg, uint32_t export
 
 void ExportDecoder::DeferToEarlierRun() { impl_->deferred = true; }
 
+size_t ExportDecoder::SmallestTemplateRecordBytes() const { return impl_->smallest_record_bytes; }
+
 void ExportDecoder::TakeOverFrom(ExportDecoder* later) {
   Impl& own = *impl_;
   Impl& run = *later->impl_;
@@ -427,6 +431,7 @@ void ExportDecoder::Impl::StoreTemplate(const MessageContext& ctx, uint16_t tid,
             fmt::format("template {} to describe at least one byte", tid), "0 bytes");
     return;
   }
+  smallest_record_bytes = std::min(smallest_record_bytes, t.min_record_bytes);
   t.plan = CompileDecodePlan(t, ctx.version);  // once per template, not per data set
   const IpAddr& addr = exporters[ctx.exporter].addr;
   size_t expired = 0;

@@ -85,6 +85,10 @@ class ExportDecoder {
   // (counting losses into this decoder's stats) and takes its record and message counts. What
   // the serial decoder would have printed and counted; `later`'s other counters are in its stats.
   void TakeOverFrom(ExportDecoder* later);
+  // The fewest bytes a data record takes under any template this decoder was given, stored or
+  // not (a variable-length field counts 1 byte; SIZE_MAX before any): a set of B bytes holds at
+  // most B / this many records (io/ipfix_file_runs.h bounds a run's rows so).
+  size_t SmallestTemplateRecordBytes() const;
 
   uint64_t records() const { return records_; }
   uint64_t messages() const { return messages_; }

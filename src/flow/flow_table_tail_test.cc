@@ -1,0 +1,165 @@
+#include "flow/flow_table_tail.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <ostream>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "flow/flow_table.h"
+
+namespace prism::flow {
+namespace {
+
+// Records over a few hundred endpoints (IPv4 and IPv6), some first seen late, with points
+// (kNoPoint among them), QPs and sampling rates.
+std::vector<FlowRecord> Records(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto addr = [&](size_t i) {
+    const uint32_t k = static_cast<uint32_t>(rng() % std::min<size_t>(400, 20 + i / 50));
+    return *IpAddr::Parse(k % 7 == 0 ? fmt::format("fd00::{:x}", k)
+                                     : fmt::format("10.0.{}.{}", k / 256, k % 256));
+  };
+  std::vector<FlowRecord> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    FlowRecord& r = out[i];
+    r.src = addr(i);
+    r.dst = addr(i);
+    r.start_ns = static_cast<int64_t>(rng() % 1'000'000'000);
+    r.end_ns = r.start_ns + static_cast<int64_t>(rng() % 5'000'000);
+    r.bytes = rng() % 100'000;
+    r.qp = rng();
+    r.point = rng() % 9 == 0 ? kNoPoint : static_cast<PointId>(rng() % 6);
+    r.sampling_rate = rng() % 3;
+  }
+  return out;
+}
+
+// A tail's point ids are its own: this test's tails have p at the table's p + 10.
+constexpr PointId kTailPointShift = 10;
+
+void FeedAsBatch(std::span<const FlowRecord> records, FlowTableTail* tail) {
+  RecordBatch batch;
+  batch.Reserve(records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    const FlowRecord& r = records[i];
+    batch.start_ns[i] = r.start_ns;
+    batch.end_ns[i] = r.end_ns;
+    batch.src[i] = r.src;
+    batch.dst[i] = r.dst;
+    batch.bytes[i] = r.bytes;
+    batch.qp[i] = r.qp;
+    batch.point[i] = r.point == kNoPoint ? kNoPoint : r.point + kTailPointShift;
+    batch.sampling_rate[i] = r.sampling_rate;
+  }
+  batch.size = records.size();
+  tail->OnBatch(&batch);
+}
+
+void FeedOneByOne(std::span<const FlowRecord> records, FlowTableTail* tail) {
+  for (FlowRecord r : records) {
+    if (r.point != kNoPoint) r.point += kTailPointShift;
+    tail->OnRecord(r);
+  }
+}
+
+void ExpectSameTable(const FlowTable& got, const FlowTable& want) {
+  ASSERT_EQ(got.size(), want.size());
+  auto same = [](auto a, auto b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); };
+  EXPECT_TRUE(same(got.start_ns(), want.start_ns()));
+  EXPECT_TRUE(same(got.end_ns(), want.end_ns()));
+  EXPECT_TRUE(same(got.src(), want.src()));
+  EXPECT_TRUE(same(got.dst(), want.dst()));
+  EXPECT_TRUE(same(got.bytes(), want.bytes()));
+  EXPECT_TRUE(same(got.qp(), want.qp()));
+  EXPECT_TRUE(same(got.point(), want.point()));
+  EXPECT_TRUE(same(got.sampling_rate(), want.sampling_rate()));
+  ASSERT_EQ(got.endpoints().size(), want.endpoints().size());
+  for (size_t e = 0; e < want.endpoints().size(); ++e) {
+    EXPECT_EQ(got.endpoints().Addr(static_cast<EndpointId>(e)),
+              want.endpoints().Addr(static_cast<EndpointId>(e)));
+  }
+  EXPECT_EQ(got.min_start_ns(), want.min_start_ns());
+  EXPECT_EQ(got.max_end_ns(), want.max_end_ns());
+}
+
+struct Split {
+  std::string name;
+  size_t before;                    // rows the table holds before the tails are made
+  size_t own, own_room;             // rows it takes while they fill, and its room for them
+  std::vector<size_t> rows, rooms;  // each tail's
+  friend void PrintTo(const Split& s, std::ostream* os) { *os << s.name; }
+};
+
+class FlowTableTails : public testing::TestWithParam<Split> {};
+
+// The table with its tails appended is the table that took every record one by one: rows,
+// endpoint ids (first appearance over all rows), points mapped, bounds. The gaps cover each way
+// the rows move down: long gaps in chunks (one or several), short ones row by row, none.
+TEST_P(FlowTableTails, AppendedGiveTheTableOfOneByOne) {
+  const Split& s = GetParam();
+  size_t total = s.before + s.own;
+  for (size_t r : s.rows) total += r;
+  const std::vector<FlowRecord> records = Records(total, 7);
+  FlowTable want;
+  for (const FlowRecord& r : records) want.OnRecord(r);
+
+  FlowTable got;
+  size_t next = 0;
+  for (; next < s.before; ++next) got.OnRecord(records[next]);
+  std::vector<FlowTableTail> tails = got.MakeTails(s.own_room, s.rooms);
+  ASSERT_EQ(tails.size(), s.rows.size());
+  const std::span<const FlowRecord> all(records);
+  size_t at = s.before + s.own;
+  for (size_t k = 0; k < tails.size(); ++k) {  // the tails first, as another thread may
+    const auto rows = all.subspan(at, s.rows[k]);
+    k % 2 == 0 ? FeedAsBatch(rows, &tails[k]) : FeedOneByOne(rows, &tails[k]);
+    EXPECT_EQ(tails[k].size(), s.rows[k]);
+    at += s.rows[k];
+  }
+  for (; next < s.before + s.own; ++next) got.OnRecord(records[next]);
+  std::vector<PointId> point_of(kTailPointShift + 6, kNoPoint);
+  for (PointId p = 0; p < 6; ++p) point_of[p + kTailPointShift] = p;
+  for (FlowTableTail& tail : tails) got.AppendTail(std::move(tail), point_of, /*threads=*/2);
+  ExpectSameTable(got, want);
+
+  got.OnRecord(records[0]);  // after the last tail the table takes rows without bound
+  EXPECT_EQ(got.size(), total + 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Gaps, FlowTableTails,
+    testing::Values(Split{"ShortGapsRowByRow", 10, 300, 350, {400, 250}, {410, 900}},
+                    Split{"NoGap", 0, 500, 500, {600}, {600}},
+                    Split{"EmptyTail", 5, 50, 80, {0, 70}, {10, 70}},
+                    Split{"GapLongerThanTheTail", 0, 1000, 80'000, {70'000}, {70'000}},
+                    Split{"LongGapInChunks", 3, 100'000, 170'000, {200'000, 90'000},
+                          {230'000, 100'000}}),
+    [](const testing::TestParamInfo<Split>& info) { return info.param.name; });
+
+TEST(FlowTableTailsDeathTest, RowsBeyondTheirRoomStopTheProcess) {
+  const std::vector<FlowRecord> records = Records(10, 3);
+  EXPECT_DEATH(
+      {
+        FlowTable table;
+        const std::vector<size_t> rooms = {4};
+        std::vector<FlowTableTail> tails = table.MakeTails(2, rooms);
+        for (const FlowRecord& r : records) table.OnRecord(r);  // its own room is 2 rows
+      },
+      "PRISM_CHECK failed");
+  EXPECT_DEATH(
+      {
+        FlowTable table;
+        const std::vector<size_t> rooms = {4};
+        std::vector<FlowTableTail> tails = table.MakeTails(2, rooms);
+        FeedOneByOne(records, &tails[0]);  // room for 4
+      },
+      "PRISM_CHECK failed");
+}
+
+}  // namespace
+}  // namespace prism::flow
