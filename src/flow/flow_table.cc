@@ -256,26 +256,23 @@ void FlowTable::SortByStart(int threads) {
   OnRowRuns(n, threads, [&](size_t begin, size_t end, size_t) {
     for (size_t i = begin; i < end; ++i) rows[i] = static_cast<RowId>(order[i] & row_mask);
   });
-  // The gathers miss the cache on nearly every row and the columns are independent: with two
-  // threads each takes about half of the misses (one more buffer in flight meanwhile). The
-  // helper moves its 4-byte columns first, so while both run one 8-byte and one 4-byte buffer
-  // are in flight, not two 8-byte ones (the main thread is done with its two by the time the
-  // helper reaches bytes).
-  auto first_half = [&] { Permute({&start_ns_, &end_ns_}, rows); };
-  auto second_half = [&] {
-    Permute({&src_, &dst_, &qp_, &point_, &sampling_rate_}, rows);
-    Permute({&bytes_}, rows);
-  };
+  // The gathers miss the cache on nearly every row, whatever a column's width, and the columns
+  // are independent: with two threads the main thread moves the three 8-byte columns, the helper
+  // the five 4-byte ones (a split of two and six left the main thread idle for most of the
+  // helper's time), so while both run one 8-byte and one 4-byte buffer are in flight, never two
+  // 8-byte ones. (Four and four, src on the main thread after bytes, was tried: in 2 of 12 runs
+  // the sort's peak was one 4-byte column higher.)
   if (threads > 1 && n >= (size_t{1} << 16)) {
     BigVector<uint64_t>().swap(order);
-    std::thread helper(second_half);
-    first_half();
+    std::thread helper([&] { Permute({&src_, &dst_, &qp_, &point_, &sampling_rate_}, rows); });
+    Permute({&start_ns_, &end_ns_}, rows);
+    Permute({&bytes_}, rows);
     helper.join();
   } else {
     // One thread: the 8-byte column of the same type as the keys moves first, into the keys'
     // pages (already touched: no fresh ones, as many bytes in flight as the other columns).
     Permute({&bytes_}, rows, std::move(order));
-    first_half();
+    Permute({&start_ns_, &end_ns_}, rows);
     Permute({&src_, &dst_, &qp_, &point_, &sampling_rate_}, rows);
   }
   OrderEqualStarts(threads);
