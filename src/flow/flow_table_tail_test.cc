@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "flow/flow_table.h"
+#include "flow/flow_table_testing.h"
 
 namespace prism::flow {
 namespace {
@@ -46,15 +47,8 @@ void FeedAsBatch(std::span<const FlowRecord> records, FlowTableTail* tail) {
   RecordBatch batch;
   batch.Reserve(records.size());
   for (size_t i = 0; i < records.size(); ++i) {
-    const FlowRecord& r = records[i];
-    batch.start_ns[i] = r.start_ns;
-    batch.end_ns[i] = r.end_ns;
-    batch.src[i] = r.src;
-    batch.dst[i] = r.dst;
-    batch.bytes[i] = r.bytes;
-    batch.qp[i] = r.qp;
-    batch.point[i] = r.point == kNoPoint ? kNoPoint : r.point + kTailPointShift;
-    batch.sampling_rate[i] = r.sampling_rate;
+    PutRow(&batch, i, records[i]);
+    if (records[i].point != kNoPoint) batch.point[i] = records[i].point + kTailPointShift;
   }
   batch.size = records.size();
   tail->OnBatch(&batch);
@@ -65,26 +59,6 @@ void FeedOneByOne(std::span<const FlowRecord> records, FlowTableTail* tail) {
     if (r.point != kNoPoint) r.point += kTailPointShift;
     tail->OnRecord(r);
   }
-}
-
-void ExpectSameTable(const FlowTable& got, const FlowTable& want) {
-  ASSERT_EQ(got.size(), want.size());
-  auto same = [](auto a, auto b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); };
-  EXPECT_TRUE(same(got.start_ns(), want.start_ns()));
-  EXPECT_TRUE(same(got.end_ns(), want.end_ns()));
-  EXPECT_TRUE(same(got.src(), want.src()));
-  EXPECT_TRUE(same(got.dst(), want.dst()));
-  EXPECT_TRUE(same(got.bytes(), want.bytes()));
-  EXPECT_TRUE(same(got.qp(), want.qp()));
-  EXPECT_TRUE(same(got.point(), want.point()));
-  EXPECT_TRUE(same(got.sampling_rate(), want.sampling_rate()));
-  ASSERT_EQ(got.endpoints().size(), want.endpoints().size());
-  for (size_t e = 0; e < want.endpoints().size(); ++e) {
-    EXPECT_EQ(got.endpoints().Addr(static_cast<EndpointId>(e)),
-              want.endpoints().Addr(static_cast<EndpointId>(e)));
-  }
-  EXPECT_EQ(got.min_start_ns(), want.min_start_ns());
-  EXPECT_EQ(got.max_end_ns(), want.max_end_ns());
 }
 
 struct Split {

@@ -1,4 +1,5 @@
 #include "flow/flow_table.h"
+#include "flow/flow_table_testing.h"
 
 #include <gtest/gtest.h>
 
@@ -335,38 +336,11 @@ TEST(FlowTable, BatchesGiveTheTableRecordsGive) {
       const size_t n = std::min<size_t>(hi - i, 1 + rng() % 700);
       batch.Reserve(n);
       batch.size = n;
-      for (size_t k = 0; k < n; ++k, ++i) {
-        const FlowRecord& r = records[i];
-        batch.start_ns[k] = r.start_ns;
-        batch.end_ns[k] = r.end_ns;
-        batch.src[k] = r.src;
-        batch.dst[k] = r.dst;
-        batch.bytes[k] = r.bytes;
-        batch.qp[k] = r.qp;
-        batch.point[k] = r.point;
-        batch.sampling_rate[k] = r.sampling_rate;
-      }
+      for (size_t k = 0; k < n; ++k, ++i) PutRow(&batch, k, records[i]);
       batched.OnBatch(&batch);
     }
   };
-  auto expect_same = [&] {
-    ASSERT_EQ(batched.size(), one.size());
-    ASSERT_EQ(batched.endpoints().size(), one.endpoints().size());
-    for (EndpointId e = 0; e < one.endpoints().size(); ++e) {
-      ASSERT_EQ(batched.endpoints().Addr(e), one.endpoints().Addr(e));
-    }
-    auto same = [](auto a, auto b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); };
-    EXPECT_TRUE(same(batched.start_ns(), one.start_ns()));
-    EXPECT_TRUE(same(batched.end_ns(), one.end_ns()));
-    EXPECT_TRUE(same(batched.src(), one.src()));
-    EXPECT_TRUE(same(batched.dst(), one.dst()));
-    EXPECT_TRUE(same(batched.bytes(), one.bytes()));
-    EXPECT_TRUE(same(batched.qp(), one.qp()));
-    EXPECT_TRUE(same(batched.point(), one.point()));
-    EXPECT_TRUE(same(batched.sampling_rate(), one.sampling_rate()));
-    EXPECT_EQ(batched.min_start_ns(), one.min_start_ns());
-    EXPECT_EQ(batched.max_end_ns(), one.max_end_ns());
-  };
+  auto expect_same = [&] { ExpectSameTable(batched, one); };
   feed(0, 30'000);
   expect_same();
   one.KeepRows(10'000, 20'000);
