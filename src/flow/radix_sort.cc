@@ -128,6 +128,55 @@ void SortOnRuns(BigVector<uint64_t>* keys, int low_bit, const Digits& d, size_t 
   }
 }
 
+// Keys [lo, hi) of `keys`, all of one top digit, by bits [low_bit, low_bit + bits): LSD passes of
+// 8-bit digits through `tmp` (at least hi - lo keys), stable. A bucket of a minute's keys is a
+// few thousand keys: in the cache, so these passes cost no memory traffic.
+void SortBucket(uint64_t* keys, size_t lo, size_t hi, int low_bit, int bits, uint64_t* tmp) {
+  const size_t n = hi - lo;
+  if (n < 2 || bits <= 0) return;
+  uint64_t* from = keys + lo;
+  uint64_t* to = tmp;
+  for (int shift = low_bit; shift < low_bit + bits; shift += 8) {
+    size_t count[256] = {};
+    for (size_t i = 0; i < n; ++i) ++count[(from[i] >> shift) & 0xff];
+    size_t sum = 0;
+    for (size_t& c : count) sum += std::exchange(c, sum);
+    for (size_t i = 0; i < n; ++i) to[count[(from[i] >> shift) & 0xff]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != keys + lo) std::memcpy(keys + lo, from, n * sizeof(uint64_t));
+}
+
+// Several threads, keys that spread over the top digit: one counted and scattered pass by the
+// top digit (SortOnRuns: the only pass over the keys in memory), then each top digit's bucket
+// sorted on its own, buckets shared out on the threads in runs of about equal keys. The LSD
+// passes over all the keys on two threads went no faster than on one (each pass's scatter is
+// bound by memory); here the later passes stay within a cache-sized bucket. False when a bucket
+// is too large for that (keys crowded into a few top digits): then nothing was done.
+bool SortByTopDigitThenBuckets(BigVector<uint64_t>* keys, int low_bit, int bits, size_t runs) {
+  constexpr size_t kMaxBucketKeys = size_t{1} << 16;
+  const int top_bits = std::min(bits, 12);
+  const int top_shift = low_bit + bits - top_bits;
+  const size_t n = keys->size();
+  const size_t buckets = size_t{1} << top_bits;
+  std::vector<size_t> begin(buckets + 1, 0);
+  for (uint64_t k : *keys) ++begin[((k >> top_shift) & (buckets - 1)) + 1];
+  const size_t largest = *std::max_element(begin.begin(), begin.end());
+  if (largest > kMaxBucketKeys) return false;
+  for (size_t b = 0; b < buckets; ++b) begin[b + 1] += begin[b];
+  SortOnRuns(keys, top_shift, Digits{1, top_bits, buckets - 1}, runs);
+  uint64_t* data = keys->data();
+  OnRuns(runs, [&](size_t t) {
+    // The buckets whose first key falls in this run's share of the keys.
+    const size_t first = std::lower_bound(begin.begin(), begin.end() - 1, n * t / runs) - begin.begin();
+    const size_t last = std::lower_bound(begin.begin(), begin.end() - 1, n * (t + 1) / runs) - begin.begin();
+    std::vector<uint64_t> tmp(largest);
+    for (size_t b = first; b < last; ++b)
+      SortBucket(data, begin[b], begin[b + 1], low_bit, bits - top_bits, tmp.data());
+  });
+  return true;
+}
+
 }  // namespace
 
 void RadixSortByBits(BigVector<uint64_t>* keys, int low_bit, int bits, int threads) {
@@ -135,7 +184,7 @@ void RadixSortByBits(BigVector<uint64_t>* keys, int low_bit, int bits, int threa
   const size_t runs = RowRunsFor(keys->size(), threads);
   if (runs == 1) {
     SortOnOneThread(keys, low_bit, d);
-  } else {
+  } else if (!SortByTopDigitThenBuckets(keys, low_bit, bits, runs)) {
     SortOnRuns(keys, low_bit, d, runs);
   }
 }

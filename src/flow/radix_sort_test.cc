@@ -53,5 +53,32 @@ TEST(RadixSort, KeysWrittenOutALineAtATimeKeepTheStableOrder) {
   }
 }
 
+// On threads, keys spread over the top digit are sorted by it in one pass and then bucket by
+// bucket (radix_sort.cc, SortByTopDigitThenBuckets); crowded into a few top digits, by LSD passes
+// over all of them. Both give the stable order, with ties on the sort bits.
+TEST(RadixSort, BucketsOfTheTopDigitGiveTheStableOrder) {
+  const size_t n = 300'007;
+  for (int bits : {12, 14, 20, 37}) {
+    for (bool crowded : {false, true}) {
+      std::mt19937_64 rng(uint64_t(bits) * 2 + crowded);
+      std::vector<uint64_t> keys(n);
+      for (size_t i = 0; i < n; ++i) {
+        uint64_t v = rng() & ((uint64_t{1} << bits) - 1);
+        if (i % 3 == 0) v = keys[i / 2] >> 20;  // ties with an earlier key
+        if (crowded) v >>= std::max(0, bits - 16) + 1;  // a few top digits hold every key
+        keys[i] = v << 20 | i;
+      }
+      const std::vector<uint64_t> want = Reference(keys, 20);
+      for (int threads : {2, 3}) {
+        SCOPED_TRACE(testing::Message() << "bits " << bits << " crowded " << crowded << " threads "
+                                        << threads);
+        BigVector<uint64_t> got(keys.begin(), keys.end());
+        RadixSortByBits(&got, 20, bits, threads);
+        EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin(), want.end()));
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace prism::flow
