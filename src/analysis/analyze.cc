@@ -134,10 +134,12 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   // Timelines are the transfers' last use: each job's are freed as they are copied to its GPUs,
   // so the timelines grow into their memory instead of adding to it (the analysis's peak).
   std::vector<std::vector<Timeline>> per_job(results.jobs.size());
+  TimelineOptions timeline_options = options.timelines;
+  timeline_options.return_freed_transfers = options.threads > 1 && results.jobs.size() > 1;
   ParallelFor(results.jobs.size(), options.threads, [&](size_t j) {
     per_job[j] = BuildTimelines(static_cast<int>(j), results.jobs[j], results.pairs,
                                 pairs_of_job[j], &transfers,
-                                stage_of, ctx, window_end_ns, options.timelines);
+                                stage_of, ctx, window_end_ns, timeline_options);
   });
   for (auto& v : per_job)
     for (auto& t : v) results.timelines.push_back(std::move(t));
