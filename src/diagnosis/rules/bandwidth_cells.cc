@@ -79,12 +79,6 @@ RecordClasses RecordClasses::Measure(const RuleContext& rc) {
 
 namespace {
 
-// A record's relative bandwidth and estimated bytes, as a closing bin reads them.
-struct RowValues {
-  double relative = 0;
-  double bytes = 0;
-};
-
 // Builds the grid's elements and cells in one pass over the records.
 class GridBuilder {
  public:
@@ -107,12 +101,12 @@ class GridBuilder {
         open_slots_.clear();
         open_bin_ = bin;
         first_open_row_ = r;
-        open_row_values_.clear();
+        open_row_relative_.clear();
       }
       if (sorted_) {
         const size_t k = r - first_open_row_;
-        if (open_row_values_.size() <= k) open_row_values_.resize(k + 1);
-        open_row_values_[k] = {classes_.RelativeBandwidth(r), double(f.EstimatedBytes(r))};
+        if (open_row_relative_.size() <= k) open_row_relative_.resize(k + 1);
+        open_row_relative_[k] = classes_.RelativeBandwidth(r);
       }
       for (uint32_t e : Route(r)) AddToCell(e, bin, record_class, r);
       for (EndpointId end : {f.src()[r], f.dst()[r]}) AddToCell(AccessLink(end), bin, record_class, r);
@@ -244,7 +238,7 @@ class GridBuilder {
     for (const CellRow& v : open_rows_) {
       const size_t k = size_t(v.cell) - first_open_;
       ++records_of_[k];
-      slow_of_[k] += ValuesOf(v.row).relative < slow_below;
+      slow_of_[k] += RelativeOf(v.row) < slow_below;
     }
     // Where each cell's values and slow rows go: its run of each list, cell after cell.
     value_at_.resize(open);
@@ -261,37 +255,39 @@ class GridBuilder {
       slow += c.slow_count;
     }
     grid_.slow_rows.resize(slow);
-    cell_values_.resize(values);
+    judged_rows_.resize(values);
     for (size_t i = 0; i < open_rows_.size(); ++i) {
       if (i + kPrefetchAhead < open_rows_.size())
         __builtin_prefetch(&grid_.cells[size_t(open_rows_[i + kPrefetchAhead].cell)]);
       const CellRow& v = open_rows_[i];
       const size_t k = size_t(v.cell) - first_open_;
       Cell& c = grid_.cells[size_t(v.cell)];
-      const RowValues rv = ValuesOf(v.row);
-      c.bytes += rv.bytes;
+      c.bytes += double(rc_.flows.EstimatedBytes(v.row));
       CountJob(c, classes_.ClassOf(v.row) / 2);
-      if (rv.relative < slow_below) grid_.slow_rows[slow_at_[k]++] = v.row;
-      if (c.flows >= kMinFlowsPerCell) cell_values_[value_at_[k]++] = rv.relative;
+      if (RelativeOf(v.row) < slow_below) grid_.slow_rows[slow_at_[k]++] = v.row;
+      if (c.flows >= kMinFlowsPerCell) judged_rows_[value_at_[k]++] = v.row;
     }
     size_t begin = 0;
     for (size_t k = 0; k < open; ++k) {
       Cell& c = grid_.cells[first_open_ + k];
       if (c.flows < kMinFlowsPerCell) continue;
-      c.typical = InterquartileMean(std::span<double>(cell_values_.data() + begin, c.flows));
+      cell_values_.resize(c.flows);
+      for (size_t i = 0; i < c.flows; ++i) cell_values_[i] = RelativeOf(judged_rows_[begin + i]);
+      c.typical = InterquartileMean(std::span<double>(cell_values_));
       begin += c.flows;
     }
     open_rows_.clear();
     first_open_ = grid_.cells.size();
   }
 
-  // A record's relative bandwidth and estimated bytes. When rows are sorted, the open bin's rows
-  // are the run [first_open_row_, ...) and their values were kept in row order as the rows were
-  // added (the same doubles), so closing the bin reads them in order from one array instead of
-  // working them out again from three columns.
-  RowValues ValuesOf(uint32_t row) const {
-    if (sorted_) return open_row_values_[row - first_open_row_];
-    return {classes_.RelativeBandwidth(row), double(rc_.flows.EstimatedBytes(row))};
+  // A record's relative bandwidth. When rows are sorted, the open bin's rows are the run
+  // [first_open_row_, ...) and their values were kept in row order as the rows were added (the
+  // same doubles), so closing the bin reads them from one array instead of working them out again
+  // from three columns. (Its estimated bytes, read once per cell it is in, come from their
+  // column: kept, they were 8 bytes more per record of the bin in each run.)
+  double RelativeOf(uint32_t row) const {
+    if (sorted_) return open_row_relative_[row - first_open_row_];
+    return classes_.RelativeBandwidth(row);
   }
 
   struct CellRow {
@@ -308,15 +304,19 @@ class GridBuilder {
   std::map<std::tuple<uint32_t, int, int>, uint32_t> odd_routes_;  // ids beyond the packed range
   std::vector<uint32_t> route_elements_;  // every route's elements, route after route
   std::vector<uint32_t> route_first_ = {0};  // route i is [route_first_[i], route_first_[i + 1])
-  // The open bin's (cell, row) list and its judged cells' values, cell after cell: 16 bytes per
+  // The open bin's (cell, row) list and its judged cells' rows, cell after cell: 12 bytes per
   // record and element crossed in a bin, hundreds of MB at 100,000 GPUs, so in kept blocks
-  // (core/big_blocks.h) that a doubling grows in place of fresh pages.
+  // (core/big_blocks.h) that a doubling grows in place of fresh pages. The judged cells keep
+  // their rows (4 bytes) where they kept their values (8): with two threads both runs' lists are
+  // held at once, at diagnosis's memory peak. A cell's values are gathered into cell_values_
+  // when its typical value is taken.
   BigVector<CellRow> open_rows_;
-  BigVector<double> cell_values_;
-  // Rows sorted: the open bin's first row and each of its rows' values (16 bytes per record of
-  // one bin; the bit per record of the window that marked the slow ones is not needed).
+  BigVector<uint32_t> judged_rows_;
+  std::vector<double> cell_values_;
+  // Rows sorted: the open bin's first row and each of its rows' relative bandwidth (8 bytes per
+  // record of one bin; the bit per record of the window that marked the slow ones is not needed).
   size_t first_open_row_ = 0;
-  std::vector<RowValues> open_row_values_;
+  std::vector<double> open_row_relative_;
   // Per open cell: its records and slow records, and where its next value and slow row go.
   std::vector<uint32_t> records_of_, slow_of_;
   std::vector<size_t> value_at_, slow_at_;
