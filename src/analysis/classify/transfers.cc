@@ -1,6 +1,8 @@
 #include "analysis/classify/transfers.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <utility>
 
 #include "analysis/jobs/job_recognition.h"
@@ -97,6 +99,83 @@ PairNumbering NumberPairs(const flow::FlowTable& flows, const std::vector<int>& 
   return out;
 }
 
+// A thread's built pairs and their copies into the pairs' own lists at their exact size. A pair's
+// transfers are built in a buffer kept from pair to pair, then copied at their exact size: one
+// allocation per pair, where growing each pair's own list by doubling took several (and a copy
+// each), and its slack had to be trimmed at the end (millions of lists kept up to twice their
+// size at this stage's peak otherwise).
+// With threads the heap is one malloc arena (the app shares one: memory peak), and a copy's
+// malloc often faults in a fresh page of the heap while it holds the arena's lock: two threads
+// copying took turns sleeping on that lock, and two threads took more wall than one here. So one
+// thread at a time copies (`copying`, tried without waiting): a thread that finds another
+// copying goes on to its next pair, its built pairs waiting in its buffer, and copies them all
+// the next time it finds no one copying. The buffer is bounded (kMaxWaitingBytes): past it the
+// thread waits its turn.
+class ExactCopies {
+ public:
+  explicit ExactCopies(std::vector<TransferBuilder>* builders) : builders_(builders) {}
+
+  // `b` (empty) builds its pair after the waiting pairs' transfers in the buffer: its open
+  // transfers are indices into the whole list, so they stay its own.
+  void BuildInto(TransferBuilder* b) { b->result().transfers.swap(buffer_); }
+
+  // `b` has built pair `p`: its transfers wait in the buffer, and are copied with the others
+  // waiting when no other thread copies.
+  void Built(uint32_t p, TransferBuilder* b, std::mutex* copying) {
+    PairTransfers& built = b->result();
+    built.transfers.swap(buffer_);
+    waiting_.push_back({p, buffer_.size(), built.data_records, built.control_records});
+    std::unique_lock<std::mutex> turn(*copying, std::try_to_lock);
+    if (!turn.owns_lock() && buffer_.size() * sizeof(Transfer) <= kMaxWaitingBytes) return;
+    if (!turn.owns_lock()) turn.lock();
+    CopyWaiting();
+  }
+
+  // Copies what still waits (a thread's last pairs).
+  void CopyAll(std::mutex* copying) {
+    std::lock_guard<std::mutex> turn(*copying);
+    CopyWaiting();
+  }
+
+ private:
+  static constexpr size_t kMaxWaitingBytes = size_t{1} << 20;
+  struct Waiting {
+    uint32_t pair;
+    size_t end;  // of its transfers in the buffer (they begin where the previous pair's end)
+    uint32_t data_records, control_records;
+  };
+
+  void CopyWaiting() {
+    size_t begin = 0;
+    for (const Waiting& w : waiting_) {
+      PairTransfers& out = (*builders_)[w.pair].result();
+      out.transfers.assign(buffer_.begin() + long(begin), buffer_.begin() + long(w.end));
+      out.data_records = w.data_records;
+      out.control_records = w.control_records;
+      begin = w.end;
+    }
+    waiting_.clear();
+    buffer_.clear();
+  }
+
+  std::vector<TransferBuilder>* builders_;
+  std::vector<Transfer> buffer_;  // the waiting pairs' transfers, one after another
+  std::vector<Waiting> waiting_;
+};
+
+// Rows rows[begin, end) of one pair, in row order, to its builder. Flattened: this is the
+// stage's record loop, and Add left as a call in it cost 10% of the stage on one thread.
+[[gnu::flatten]] void FeedRows(const flow::FlowTable& flows, const flow::RowId* rows,
+                               size_t begin, size_t end, size_t last_row, EndpointId a,
+                               const TransferOptions& options, TransferBuilder* b) {
+  const auto src = flows.src();
+  for (size_t k = begin; k < end; ++k) {
+    // A pair's rows are spread over the window: each misses the cache (core/prefetch.h).
+    flows.PrefetchRow(rows[std::min(k + kPrefetchAhead, last_row)]);
+    b->Add(flows, rows[k], src[rows[k]] == a, options);
+  }
+}
+
 // Rows listed per pair (a counting sort, 4 bytes per row), each pair's list fed to its builder
 // on its own, the pairs spread over the threads. Each run counts and places its own rows: a
 // run's rows of a pair go after the earlier runs' rows of that pair, so each list is in row
@@ -131,28 +210,23 @@ void FeedPerPair(const flow::FlowTable& flows, const std::vector<size_t>& cut,
   // stages' buffers would sit beside them at this stage's peak.
   ReleaseBigBlocks();
   const size_t last_row = first.back() == 0 ? 0 : first.back() - 1;
-  ParallelFor(num_pairs, threads, [&](size_t p) {
-    // The pair is built on the thread's stack and moved into place once: pairs are handed out
-    // one at a time, so two threads build neighbouring pairs, whose builders share cache lines
-    // in the array; every record writes to its builder, and the line then bounced between the
-    // cores on each record (two threads took twice one thread's CPU here, for the same wall).
-    TransferBuilder b;
-    // The pair's transfers grow in a buffer kept by the thread from pair to pair, then are
-    // copied at their exact size: one allocation per pair, where growing each pair's own list
-    // by doubling took several (and a copy each), and its slack had to be trimmed at the end
-    // (millions of lists kept up to twice their size at this stage's peak otherwise).
-    thread_local std::vector<Transfer> buffer;
-    std::vector<Transfer>& transfers = b.result().transfers;
-    buffer.clear();
-    transfers.swap(buffer);
-    for (size_t k = first[p]; k < first[p + 1]; ++k) {
-      // A pair's rows are spread over the window: each misses the cache (core/prefetch.h).
-      flows.PrefetchRow(rows[std::min(k + kPrefetchAhead, last_row)]);
-      b.Add(flows, rows[k], src[rows[k]] == numbering->pairs[p].a, options);
+  // Each thread takes the next pair (pairs differ widely in rows) and builds it on its stack.
+  // Builders are handed out one at a time, so two threads build neighbouring pairs, whose
+  // builders share cache lines in the array; every record writes to its builder, and the line
+  // then bounced between the cores on each record (two threads took twice one thread's CPU
+  // here, for the same wall). Only the finished lists are stored into the array.
+  std::atomic<size_t> next_pair{0};
+  std::mutex copying;
+  ParallelFor(size_t(threads), threads, [&](size_t) {
+    ExactCopies copies(builders);
+    for (size_t p = next_pair++; p < num_pairs; p = next_pair++) {
+      TransferBuilder b;
+      copies.BuildInto(&b);
+      FeedRows(flows, rows.data(), first[p], first[p + 1], last_row, numbering->pairs[p].a,
+               options, &b);
+      copies.Built(uint32_t(p), &b, &copying);
     }
-    transfers.swap(buffer);
-    transfers.assign(buffer.begin(), buffer.end());
-    (*builders)[p] = std::move(b);
+    copies.CopyAll(&copying);
   });
 }
 
