@@ -174,22 +174,28 @@ void FlowTable::Reserve(size_t rows) {
 
 namespace {
 
-// Gathers each column into `order`. The columns share one buffer: the storage a column leaves
-// receives the next one, so only the first costs fresh pages (page faults were a large part of
-// the sort's time), none when `buffer` comes with pages already touched or is a kept block
-// (core/big_blocks.h: the radix scratch, an earlier gather's column). Each gather misses the
-// cache (and at 100,000 GPUs the TLB): the row kPrefetchAhead ahead is asked for early.
+// Gathers each column into the order of `rows`. The columns share one buffer: the storage a
+// column leaves receives the next one, so only the first costs fresh pages (page faults were a
+// large part of the sort's time), none when it is a kept block (core/big_blocks.h: the radix
+// keys, an earlier gather's column). Each gather misses the cache (and at 100,000 GPUs the TLB):
+// the row kPrefetchAhead ahead is asked for early. With threads, each column's rows are cut into
+// runs, one a thread: the threads finish together, and only one column's second copy is in
+// flight (the sort's memory peak). Giving each thread columns of its own (three of 8 bytes on
+// one, five of 4 on the other) left one idle at the end and held two copies.
 template <typename T>
-void Permute(std::initializer_list<BigVector<T>*> columns, const BigVector<RowId>& rows,
-             BigVector<T> buffer = {}) {
+void Permute(std::initializer_list<BigVector<T>*> columns, std::span<const RowId> rows,
+             int threads) {
+  BigVector<T> buffer;
   for (BigVector<T>* column : columns) {
     buffer.resize(column->size());
-    const size_t n = rows.size(), ahead = n > kPrefetchAhead ? n - kPrefetchAhead : 0;
-    for (size_t i = 0; i < ahead; ++i) {
-      __builtin_prefetch(column->data() + rows[i + kPrefetchAhead]);
-      buffer[i] = (*column)[rows[i]];
-    }
-    for (size_t i = ahead; i < n; ++i) buffer[i] = (*column)[rows[i]];
+    OnRowRuns(rows.size(), threads, [&](size_t begin, size_t end, size_t) {
+      const size_t ahead = end - begin > kPrefetchAhead ? end - kPrefetchAhead : begin;
+      for (size_t i = begin; i < ahead; ++i) {
+        __builtin_prefetch(column->data() + rows[i + kPrefetchAhead]);
+        buffer[i] = (*column)[rows[i]];
+      }
+      for (size_t i = ahead; i < end; ++i) buffer[i] = (*column)[rows[i]];
+    });
     column->swap(buffer);
   }
 }
@@ -218,11 +224,9 @@ void FlowTable::SortByStart(int threads) {
     OrderEqualStarts(threads);
     return;
   }
-  // Each row becomes one 64-bit key, (start - min start) above the row number, sorted over the
-  // start bits only (radix_sort.h): the row bits start in order and the sort is stable, so keys
-  // end up ordered by (start, row). 16 bytes per row of scratch. The passes over the rows before
-  // and after the radix sort are cut into runs on the threads too (each row's key and row number
-  // are its own).
+  // Rows are sorted by (start, row) with a radix sort of 64-bit keys, (start - min start) above
+  // the row number (radix_sort.h, SortStartsAndRows), which also leaves the starts in order. The
+  // pass for the bounds is cut into runs on the threads too.
   const size_t runs = RowRunsFor(n, threads);
   std::vector<std::pair<int64_t, int64_t>> bounds(runs);
   OnRowRuns(n, threads, [&](size_t begin, size_t end, size_t t) {
@@ -234,47 +238,21 @@ void FlowTable::SortByStart(int threads) {
   for (const auto& [run_lo, run_hi] : bounds) lo = std::min(lo, run_lo), hi = std::max(hi, run_hi);
   const int row_bits = std::max(1, BitWidth(n - 1));
   const int start_bits = BitWidth(static_cast<uint64_t>(hi - lo));
-  BigVector<uint64_t> order(n);
-  uint64_t row_mask = (uint64_t{1} << row_bits) - 1;
+  // The row numbers in (start, row) order, 4 bytes per row while the other columns are moved
+  // (each move holds a second copy of one column: the sort's memory peak).
+  BigArray<RowId> rows(n);
+  const std::span<RowId> order(rows.data(), n);
   if (row_bits + start_bits <= 64) {
-    OnRowRuns(n, threads, [&](size_t begin, size_t end, size_t) {
-      for (size_t r = begin; r < end; ++r)
-        order[r] = (static_cast<uint64_t>(start_ns_[r] - lo) << row_bits) | r;
-    });
-    RadixSortByBits(&order, row_bits, start_bits, threads);
+    SortStartsAndRows(start_ns_, lo, row_bits, start_bits, threads, order);  // starts sorted too
   } else {  // a time span too long to pack with the row: sort the rows by start
-    row_mask = ~uint64_t{0};
-    for (size_t r = 0; r < n; ++r) order[r] = r;
+    std::iota(order.begin(), order.end(), RowId{0});
     std::stable_sort(order.begin(), order.end(),
-                     [&](uint64_t a, uint64_t b) { return start_ns_[a] < start_ns_[b]; });
+                     [&](RowId a, RowId b) { return start_ns_[a] < start_ns_[b]; });
+    Permute({&start_ns_}, order, threads);
   }
-  // Only the row numbers are needed now: 4 bytes per row instead of the 8 of the keys while the
-  // columns are moved (each move holds a second copy of one column: the sort's memory peak); the
-  // keys' storage is the first move's buffer (one thread) or given back before the threads start
-  // (two: kept, core/big_blocks.h, it becomes one of their gather buffers).
-  BigVector<RowId> rows(n);
-  OnRowRuns(n, threads, [&](size_t begin, size_t end, size_t) {
-    for (size_t i = begin; i < end; ++i) rows[i] = static_cast<RowId>(order[i] & row_mask);
-  });
-  // The gathers miss the cache on nearly every row, whatever a column's width, and the columns
-  // are independent: with two threads the main thread moves the three 8-byte columns, the helper
-  // the five 4-byte ones (a split of two and six left the main thread idle for most of the
-  // helper's time), so while both run one 8-byte and one 4-byte buffer are in flight, never two
-  // 8-byte ones. (Four and four, src on the main thread after bytes, was tried: in 2 of 12 runs
-  // the sort's peak was one 4-byte column higher.)
-  if (threads > 1 && n >= (size_t{1} << 16)) {
-    BigVector<uint64_t>().swap(order);
-    std::thread helper([&] { Permute({&src_, &dst_, &qp_, &point_, &sampling_rate_}, rows); });
-    Permute({&start_ns_, &end_ns_}, rows);
-    Permute({&bytes_}, rows);
-    helper.join();
-  } else {
-    // One thread: the 8-byte column of the same type as the keys moves first, into the keys'
-    // pages (already touched: no fresh ones, as many bytes in flight as the other columns).
-    Permute({&bytes_}, rows, std::move(order));
-    Permute({&start_ns_, &end_ns_}, rows);
-    Permute({&src_, &dst_, &qp_, &point_, &sampling_rate_}, rows);
-  }
+  Permute({&end_ns_}, order, threads);
+  Permute({&bytes_}, order, threads);
+  Permute({&src_, &dst_, &qp_, &point_, &sampling_rate_}, order, threads);
   OrderEqualStarts(threads);
 }
 

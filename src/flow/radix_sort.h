@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/big_blocks.h"
@@ -20,5 +21,17 @@ namespace prism::flow {
 // runs over all the keys that way instead. Either way the order is the one thread's. Working
 // storage: one more vector of keys->size(), a kept block.
 void RadixSortByBits(BigVector<uint64_t>* keys, int low_bit, int bits, int threads);
+
+// Sorts `start` in place, stable, and writes into rows[i] the row the i-th start came from (the
+// row numbers in (start, row) order). `lo` is the least start, `start_bits` the width of the
+// largest start - lo and `row_bits` that of the largest row number (together at most 64 bits).
+// Each key, (start - lo) above the row number, is made as it is scattered by its top digit, on
+// the threads (no pass that writes every key first, no second vector of keys: 8 bytes per row of
+// working storage); then each top digit's bucket is sorted within the cache and its starts and
+// row numbers are written out from the keys (the starts need no gather afterwards). Starts
+// crowded into a few top digits have their keys made first and sorted with RadixSortByBits (16
+// bytes per row). Same result for any `threads`.
+void SortStartsAndRows(std::span<int64_t> start, int64_t lo, int row_bits, int start_bits,
+                       int threads, std::span<uint32_t> rows);
 
 }  // namespace prism::flow

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <random>
 
 namespace prism::flow {
@@ -75,6 +76,47 @@ TEST(RadixSort, BucketsOfTheTopDigitGiveTheStableOrder) {
         BigVector<uint64_t> got(keys.begin(), keys.end());
         RadixSortByBits(&got, 20, bits, threads);
         EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin(), want.end()));
+      }
+    }
+  }
+}
+
+// The starts sorted in place with the rows they came from: a stable sort by start, on any thread
+// count, with starts spread over the top digit (keys made as they are scattered) and crowded into
+// a few top digits (keys made first, then sorted), both with many equal starts.
+TEST(RadixSort, StartsAndRowsAreTheStableOrder) {
+  for (size_t n : {size_t{1}, size_t{1000}, size_t{300'007}, (size_t{1} << 22) + 5}) {
+    for (bool crowded : {false, true}) {
+      std::mt19937_64 rng(n * 2 + crowded);
+      const int64_t lo = -123'456'789;
+      std::vector<int64_t> start(n);
+      for (size_t r = 0; r < n; ++r) {
+        uint64_t v = rng() % (uint64_t{1} << 36);
+        if (r % 3 == 0) v = uint64_t(start[r / 2] - lo);  // ties with an earlier row
+        if (crowded) v >>= 34;  // four starts: top digits too crowded to sort bucket by bucket
+        start[r] = lo + int64_t(v);
+      }
+      start[n / 2] = lo;
+      std::vector<uint32_t> want(n);
+      std::iota(want.begin(), want.end(), 0u);
+      std::stable_sort(want.begin(), want.end(),
+                       [&](uint32_t a, uint32_t b) { return start[a] < start[b]; });
+      const int64_t hi = *std::max_element(start.begin(), start.end());
+      const int start_bits = hi == lo ? 0 : 64 - __builtin_clzll(uint64_t(hi - lo));
+      const int row_bits = n < 2 ? 1 : 64 - __builtin_clzll(n - 1);
+      for (int threads : {1, 2, 3}) {
+        SCOPED_TRACE(testing::Message() << "n " << n << " crowded " << crowded << " threads "
+                                        << threads);
+        std::vector<uint32_t> got(n, 0xffffffffu);
+        std::vector<int64_t> sorted = start;
+        SortStartsAndRows(sorted, lo, row_bits, start_bits, threads, got);
+        EXPECT_TRUE(got == want);
+        for (size_t i = 0; i < n; ++i) {
+          if (sorted[i] != start[want[i]]) {
+            ADD_FAILURE() << "start " << i << ": " << sorted[i] << " != " << start[want[i]];
+            break;
+          }
+        }
       }
     }
   }
