@@ -436,10 +436,12 @@ void AnalyzeWindows(prism::flow::FlowTable&& all, int64_t window_ns, WindowRun& 
 }
 
 // The report JSON, HTML page and Chrome trace, each when asked for.
-Status WriteOutputs(const AnalyzeArgs& args, const prism::output::Report& report, bool progress) {
+Status WriteOutputs(const AnalyzeArgs& args, const prism::output::Report& report, int threads,
+                    bool progress) {
   if (!args.report.empty()) {
     prism::output::ReportJsonOptions json_options;
     json_options.pp_events = args.pp_events;
+    json_options.threads = threads;
     // Writing every GPU's steps was most of the report's cost at 10,000 GPUs; they go in when
     // asked for, when PP events (which live in the steps) are, and beside the HTML page and the
     // trace, which show the same timelines and are checked against the report's.
@@ -538,7 +540,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
                args.jobs_map, jobs_map->jobs.size(), jobs_map->lines, jobs_map->bad_lines,
                jobs_map->pending_lines, m.jobs_named, report.jobs.size(), m.mismatches);
   }
-  if (auto st = WriteOutputs(args, report, progress); !st) return fail(st.error());
+  if (auto st = WriteOutputs(args, report, threads, progress); !st) return fail(st.error());
   fmt::print("{}", prism::output::FormatSummary(report, isatty(STDOUT_FILENO) == 1));
   std::fflush(stdout);
   timer.Lap("write_outputs", total_records);

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -328,6 +330,32 @@ json BuildReportJson(const Report& report, const ReportJsonOptions& options) {
   return doc;
 }
 
+namespace {
+
+// The lines of elements [lo, hi) of `section` appended to `text`, each but the array's last
+// followed by a comma; `flush(text)` whenever the text has grown past 64 KB.
+template <typename Flush>
+void AppendElementLines(const ArraySection& section, size_t lo, size_t hi, std::string* text,
+                        const Flush& flush) {
+  auto dump = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
+  for (size_t i = lo; i < hi; ++i) {
+    *text += "  ";
+    if (section.append_text) section.append_text(i, text);
+    else *text += dump(section.element(i));
+    *text += i + 1 < section.size ? ",\n" : "\n";
+    if (text->size() >= (size_t{1} << 16)) flush(text);
+  }
+}
+
+// Below this many elements an array is not worth cutting between threads.
+constexpr size_t kMinElementsToSplit = 4096;
+
+bool SplitOnThreads(const ArraySection& section, const ReportJsonOptions& options) {
+  return options.threads > 1 && section.append_text && section.size >= kMinElementsToSplit;
+}
+
+}  // namespace
+
 Status WriteReportJson(const Report& report, std::ostream* out, const ReportJsonOptions& options) {
   // Host and switch names come from input files: never let bad UTF-8 throw.
   auto dump = [](const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); };
@@ -335,27 +363,56 @@ Status WriteReportJson(const Report& report, std::ostream* out, const ReportJson
   // written one by one.
   const json scalars = ReportScalars(report);
   const std::vector<ArraySection> arrays = ReportArrays(report, options);
+  // With threads, the second half of each large array's text (pairs, timeline summaries: most of
+  // the bytes) is made on a helper thread, in the order the keys are written, while this thread
+  // writes the rest; each half is written once the first is out. The helper's sections are its
+  // own (their makers keep scratch from one element to the next).
+  std::vector<size_t> split;  // indices into `arrays`, by key
+  for (size_t a = 0; a < arrays.size(); ++a) {
+    if (SplitOnThreads(arrays[a], options)) split.push_back(a);
+  }
+  std::sort(split.begin(), split.end(),
+            [&](size_t x, size_t y) { return arrays[x].key < arrays[y].key; });
+  std::vector<std::promise<std::string>> second_half(arrays.size());
+  std::jthread helper;
+  if (!split.empty()) {
+    helper = std::jthread([&report, &options, &second_half, split] {
+      const std::vector<ArraySection> own = ReportArrays(report, options);
+      size_t done = 0;
+      try {
+        for (; done < split.size(); ++done) {
+          const size_t a = split[done];
+          std::string text;
+          AppendElementLines(own[a], own[a].size / 2, own[a].size, &text, [](std::string*) {});
+          second_half[a].set_value(std::move(text));
+        }
+      } catch (...) {  // out of memory: the writer rethrows it where it waits
+        for (; done < split.size(); ++done) {
+          second_half[split[done]].set_exception(std::current_exception());
+        }
+      }
+    });
+  }
   std::map<std::string, std::function<void()>> keys;
   for (auto it = scalars.begin(); it != scalars.end(); ++it) {
     const json* value = &it.value();
     keys[it.key()] = [&out, &dump, value] { *out << dump(*value); };
   }
-  for (const ArraySection& section : arrays) {
-    keys[section.key] = [&out, &dump, &section] {
+  for (size_t a = 0; a < arrays.size(); ++a) {
+    const ArraySection& section = arrays[a];
+    keys[section.key] = [&, a] {
       if (section.size == 0) return void(*out << "[]");
       *out << "[\n";
       std::string text;  // elements written a few hundred at a time
-      for (size_t i = 0; i < section.size; ++i) {
-        text += "  ";
-        if (section.append_text) section.append_text(i, &text);
-        else text += dump(section.element(i));
-        text += i + 1 < section.size ? ",\n" : "\n";
-        if (text.size() >= (size_t{1} << 16)) {
-          *out << text;
-          text.clear();
-        }
-      }
-      *out << text << "]";
+      auto flush = [&out](std::string* t) {
+        *out << *t;
+        t->clear();
+      };
+      const bool halves = SplitOnThreads(section, options);
+      AppendElementLines(section, 0, halves ? section.size / 2 : section.size, &text, flush);
+      *out << text;
+      if (halves) *out << second_half[a].get_future().get();
+      *out << "]";
     };
   }
   *out << "{\n";

@@ -25,6 +25,9 @@ struct ReportJsonOptions {
   // `llmprism analyze` writes them only when asked (--timelines, or an output built from them);
   // the service's report always has them.
   bool timelines = true;
+  // WriteReportJson: more than 1 makes the text of the largest arrays on a second thread too
+  // (the same bytes).
+  int threads = 1;
 };
 
 nlohmann::json BuildReportJson(const Report& report, const ReportJsonOptions& options = {});

@@ -225,6 +225,33 @@ TEST(ReportJson, WrittenPairsAndSummariesAreTheDocumentsElementsByteForByte) {
   expect_lines("timeline_summaries");
 }
 
+// With threads, the second half of the large arrays (pairs, timeline summaries) is made on a
+// second thread: the same bytes as on one, whichever array is split.
+TEST(ReportJson, TwoThreadsWriteTheOneThreadBytes) {
+  Report report = OneWindowReport();
+  const std::vector<ReportPair> pairs = report.pairs;
+  const std::vector<ReportTimeline> timelines = report.timelines;
+  for (int copy = 1; report.pairs.size() < 9000; ++copy) {  // past the fewest split (4096)
+    for (ReportPair p : pairs) {
+      p.evidence.aligned_starts = 1.0 / copy;
+      report.pairs.push_back(p);
+    }
+    for (ReportTimeline t : timelines) {
+      for (ReportStep& step : t.steps) step.start_ns += copy;
+      report.timelines.push_back(t);
+    }
+  }
+  for (bool with_timelines : {false, true}) {
+    std::ostringstream one, two;
+    ASSERT_TRUE(WriteReportJson(report, &one, {.timelines = with_timelines}).has_value());
+    ASSERT_TRUE(
+        WriteReportJson(report, &two, {.timelines = with_timelines, .threads = 2}).has_value());
+    EXPECT_GT(one.str().size(), size_t{1} << 20);
+    EXPECT_TRUE(one.str() == two.str()) << "timelines " << with_timelines;
+    EXPECT_EQ(json::parse(two.str()), BuildReportJson(report, {.timelines = with_timelines}));
+  }
+}
+
 TEST(ReportJson, MergesWindows) {
   std::vector<std::string> job_a = {"10.0.0.2", "10.0.0.10", "10.0.1.1", "10.0.1.2"};
   TestWindow w1(kT0, kT0 + 60 * kSec, Gpus());
