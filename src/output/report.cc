@@ -92,12 +92,18 @@ ReportFinding ConvertFinding(const EndpointTable& endpoints, const diagnosis::Fi
 
 double Quantile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
   double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(values.size() - 1);
   size_t lo = static_cast<size_t>(std::floor(pos));
   size_t hi = std::min(lo + 1, values.size() - 1);
   double frac = pos - static_cast<double>(lo);
-  return values[lo] + (values[hi] - values[lo]) * frac;
+  // Only the two values around pos are needed, not the whole order: the lo-th smallest, and the
+  // least of those after it for the next (a full sort of a job's step durations, twice per job,
+  // was a third of building the report at 10,000 GPUs).
+  std::nth_element(values.begin(), values.begin() + static_cast<ptrdiff_t>(lo), values.end());
+  const double at_lo = values[lo];
+  const double at_hi =
+      hi == lo ? at_lo : *std::min_element(values.begin() + static_cast<ptrdiff_t>(hi), values.end());
+  return at_lo + (at_hi - at_lo) * frac;
 }
 
 void ReportBuilder::AddSource(std::string path, std::string format, uint64_t records) {

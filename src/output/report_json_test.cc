@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
 #include <sstream>
 
 #include "output/report.h"
@@ -360,6 +362,25 @@ TEST(Quantile, Interpolates) {
   EXPECT_DOUBLE_EQ(Quantile({1, 2, 3, 4}, 0.5), 2.5);
   EXPECT_DOUBLE_EQ(Quantile({1, 2}, 1.0), 2);
   EXPECT_NEAR(Quantile({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 11}, 0.99), 10, 1e-9);
+}
+
+// Quantile picks the two values around the quantile without sorting them all: exactly the
+// values (and so the bits) of interpolating in the sorted order, ties and all.
+TEST(Quantile, IsTheSortedOrdersInterpolationExactly) {
+  std::mt19937_64 rng(5);
+  for (size_t n : {size_t{1}, size_t{2}, size_t{7}, size_t{1000}}) {
+    std::vector<double> values(n);
+    for (double& v : values) v = static_cast<double>(rng() % 50) / 7.0;
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    for (double q : {0.0, 0.13, 0.5, 0.9, 0.99, 1.0}) {
+      const double pos = q * static_cast<double>(n - 1);
+      const size_t lo = static_cast<size_t>(std::floor(pos));
+      const size_t hi = std::min(lo + 1, n - 1);
+      const double want = sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+      EXPECT_EQ(Quantile(values, q), want) << "n " << n << " q " << q;
+    }
+  }
 }
 
 }  // namespace
