@@ -1,6 +1,8 @@
 #include "analysis/classify/transfers.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <utility>
 
 #include "analysis/jobs/job_recognition.h"
@@ -36,65 +38,126 @@ void TransferBuilder::Add(const flow::FlowTable& flows, flow::RowId r, bool from
 
 namespace {
 
-// Every pair of GPUs of one job that has rows, numbered in the order of its first row, and each
-// row's pair (PairKeyMap::kNone for a row not between two GPUs of one job).
+// Every pair of GPUs of one job that has rows, and each row's pair (PairKeyMap::kNone for a row
+// not between two GPUs of one job). Pairs are numbered in the order of their first row, so the
+// pairs of one collective are built one after the other and their records, which share cache
+// lines, are read together (numbered in key order, one thread built scale-10k's transfers in
+// 0.12 s instead of 0.09 s). The transfers do not depend on it: the pairs are put in address
+// order at the end (InAddressOrder).
 struct PairNumbering {
-  PairKeyMap index;
   std::vector<GpuPair> pairs;
-  BigVector<uint32_t> pair_of_row;
+  std::vector<uint32_t> pair_of_key;  // per distinct key (RowPairs::keys), its pair or kNone
+  BigVector<uint32_t> pair_of_row;    // filled by PairOfEachRow
 };
 
-// The rows cut into one run per thread (`cut`: runs + 1 bounds). Each run numbers its pairs in
-// the order of their first row; the runs' pairs are then numbered in run order, so a pair's
-// number is the order of its first row over all rows, as one pass would give. A row's pair is
-// known from `row_pairs` (the jobs stage hashed every row's pair already): an array lookup here.
+// The pairs, from the distinct keys (a GPU pair of one job is one whose every row is).
 PairNumbering NumberPairs(const flow::FlowTable& flows, const std::vector<int>& job_of,
-                          const RowPairs& row_pairs, const std::vector<size_t>& cut,
-                          int threads) {
-  const auto src = flows.src(), dst = flows.dst();
+                          const RowPairs& row_pairs) {
   const auto& eps = flows.endpoints();
-  const size_t runs = cut.size() - 1;
+  const std::vector<uint64_t>& keys = row_pairs.keys;
   PairNumbering out;
-  out.pair_of_row.assign(flows.size(), PairKeyMap::kNone);
-  struct RunPairs {
-    std::vector<uint32_t> number_of_key;
-    std::vector<flow::RowId> first_row;
-  };
-  std::vector<RunPairs> run_pairs(runs);
-  ParallelFor(runs, threads, [&](size_t k) {
-    RunPairs& rp = run_pairs[k];
-    rp.number_of_key.assign(row_pairs.keys.size(), PairKeyMap::kNone);
-    for (flow::RowId r = flow::RowId(cut[k]); r < cut[k + 1]; ++r) {
-      const int j = job_of[src[r]];
-      if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) continue;
-      uint32_t& p = rp.number_of_key[row_pairs.key_of_row[r]];
-      if (p == PairKeyMap::kNone) {
-        p = uint32_t(rp.first_row.size());
-        rp.first_row.push_back(r);
-      }
-      out.pair_of_row[r] = p;
-    }
-  });
-  std::vector<std::vector<uint32_t>> pair_of_run_pair(runs);
-  for (size_t k = 0; k < runs; ++k) {
-    for (flow::RowId r : run_pairs[k].first_row) {
-      const uint32_t p = out.index.FindOrInsert(PairKey(src[r], dst[r]));
-      if (p == out.pairs.size()) {
-        EndpointId a = src[r], b = dst[r];
-        if (eps.Addr(b) < eps.Addr(a)) std::swap(a, b);  // a is the pair's lower address
-        out.pairs.push_back({a, b, job_of[src[r]]});
-      }
-      pair_of_run_pair[k].push_back(p);
-    }
-    run_pairs[k] = RunPairs();
+  out.pair_of_key.assign(keys.size(), PairKeyMap::kNone);
+  for (const uint32_t i : row_pairs.keys_by_first_row) {
+    EndpointId a = EndpointId(keys[i] >> 32), b = EndpointId(keys[i]);
+    const int j = job_of[a];
+    if (j < 0 || j != job_of[b] || a == b) continue;
+    if (eps.Addr(b) < eps.Addr(a)) std::swap(a, b);  // a is the pair's lower address
+    out.pair_of_key[i] = uint32_t(out.pairs.size());
+    out.pairs.push_back({a, b, j});
   }
-  // The first run's pairs were numbered first: already right.
-  ParallelFor(runs - 1, threads, [&](size_t k) {
-    const std::vector<uint32_t>& to = pair_of_run_pair[k + 1];
-    for (size_t r = cut[k + 1]; r < cut[k + 2]; ++r)
-      if (out.pair_of_row[r] != PairKeyMap::kNone) out.pair_of_row[r] = to[out.pair_of_row[r]];
-  });
   return out;
+}
+
+// Each row's pair from its key's (the jobs stage hashed every row's pair already): key_of_row,
+// taken, is turned into pair_of_row in place, on the threads (`cut`: runs + 1 bounds), one
+// lookup in a table of the keys per row. Earlier each run of rows numbered its pairs by first
+// row, the runs' numbers were merged on one thread and a second per-row array was filled: at
+// two threads that took ~80% of one thread's 17 ms (scale-10k), now ~3 ms on either.
+void PairOfEachRow(BigVector<uint32_t>&& key_of_row, const std::vector<size_t>& cut, int threads,
+                   PairNumbering* numbering) {
+  numbering->pair_of_row = std::move(key_of_row);
+  uint32_t* const rows = numbering->pair_of_row.data();
+  const uint32_t* const pair_of_key = numbering->pair_of_key.data();
+  ParallelFor(cut.size() - 1, threads, [&](size_t k) {
+    for (size_t r = cut[k]; r < cut[k + 1]; ++r) rows[r] = pair_of_key[rows[r]];
+  });
+}
+
+// A thread's built pairs and their copies into the pairs' own lists at their exact size. A pair's
+// transfers are built in a buffer kept from pair to pair, then copied at their exact size: one
+// allocation per pair, where growing each pair's own list by doubling took several (and a copy
+// each), and its slack had to be trimmed at the end (millions of lists kept up to twice their
+// size at this stage's peak otherwise).
+// With threads the heap is one malloc arena (the app shares one: memory peak), and a copy's
+// malloc often faults in a fresh page of the heap while it holds the arena's lock: two threads
+// copying took turns sleeping on that lock, and two threads took more wall than one here. So one
+// thread at a time copies (`copying`, tried without waiting): a thread that finds another
+// copying goes on to its next pair, its built pairs waiting in its buffer, and copies them all
+// the next time it finds no one copying. The buffer is bounded (kMaxWaitingBytes): past it the
+// thread waits its turn.
+class ExactCopies {
+ public:
+  explicit ExactCopies(std::vector<TransferBuilder>* builders) : builders_(builders) {}
+
+  // `b` (empty) builds its pair after the waiting pairs' transfers in the buffer: its open
+  // transfers are indices into the whole list, so they stay its own.
+  void BuildInto(TransferBuilder* b) { b->result().transfers.swap(buffer_); }
+
+  // `b` has built pair `p`: its transfers wait in the buffer, and are copied with the others
+  // waiting when no other thread copies.
+  void Built(uint32_t p, TransferBuilder* b, std::mutex* copying) {
+    PairTransfers& built = b->result();
+    built.transfers.swap(buffer_);
+    waiting_.push_back({p, buffer_.size(), built.data_records, built.control_records});
+    std::unique_lock<std::mutex> turn(*copying, std::try_to_lock);
+    if (!turn.owns_lock() && buffer_.size() * sizeof(Transfer) <= kMaxWaitingBytes) return;
+    if (!turn.owns_lock()) turn.lock();
+    CopyWaiting();
+  }
+
+  // Copies what still waits (a thread's last pairs).
+  void CopyAll(std::mutex* copying) {
+    std::lock_guard<std::mutex> turn(*copying);
+    CopyWaiting();
+  }
+
+ private:
+  static constexpr size_t kMaxWaitingBytes = size_t{1} << 20;
+  struct Waiting {
+    uint32_t pair;
+    size_t end;  // of its transfers in the buffer (they begin where the previous pair's end)
+    uint32_t data_records, control_records;
+  };
+
+  void CopyWaiting() {
+    size_t begin = 0;
+    for (const Waiting& w : waiting_) {
+      PairTransfers& out = (*builders_)[w.pair].result();
+      out.transfers.assign(buffer_.begin() + long(begin), buffer_.begin() + long(w.end));
+      out.data_records = w.data_records;
+      out.control_records = w.control_records;
+      begin = w.end;
+    }
+    waiting_.clear();
+    buffer_.clear();
+  }
+
+  std::vector<TransferBuilder>* builders_;
+  std::vector<Transfer> buffer_;  // the waiting pairs' transfers, one after another
+  std::vector<Waiting> waiting_;
+};
+
+// Rows rows[begin, end) of one pair, in row order, to its builder. Flattened: this is the
+// stage's record loop, and Add left as a call in it cost 10% of the stage on one thread.
+[[gnu::flatten]] void FeedRows(const flow::FlowTable& flows, const flow::RowId* rows,
+                               size_t begin, size_t end, size_t last_row, EndpointId a,
+                               const TransferOptions& options, TransferBuilder* b) {
+  const auto src = flows.src();
+  for (size_t k = begin; k < end; ++k) {
+    // A pair's rows are spread over the window: each misses the cache (core/prefetch.h).
+    flows.PrefetchRow(rows[std::min(k + kPrefetchAhead, last_row)]);
+    b->Add(flows, rows[k], src[rows[k]] == a, options);
+  }
 }
 
 // Rows listed per pair (a counting sort, 4 bytes per row), each pair's list fed to its builder
@@ -131,28 +194,23 @@ void FeedPerPair(const flow::FlowTable& flows, const std::vector<size_t>& cut,
   // stages' buffers would sit beside them at this stage's peak.
   ReleaseBigBlocks();
   const size_t last_row = first.back() == 0 ? 0 : first.back() - 1;
-  ParallelFor(num_pairs, threads, [&](size_t p) {
-    // The pair is built on the thread's stack and moved into place once: pairs are handed out
-    // one at a time, so two threads build neighbouring pairs, whose builders share cache lines
-    // in the array; every record writes to its builder, and the line then bounced between the
-    // cores on each record (two threads took twice one thread's CPU here, for the same wall).
-    TransferBuilder b;
-    // The pair's transfers grow in a buffer kept by the thread from pair to pair, then are
-    // copied at their exact size: one allocation per pair, where growing each pair's own list
-    // by doubling took several (and a copy each), and its slack had to be trimmed at the end
-    // (millions of lists kept up to twice their size at this stage's peak otherwise).
-    thread_local std::vector<Transfer> buffer;
-    std::vector<Transfer>& transfers = b.result().transfers;
-    buffer.clear();
-    transfers.swap(buffer);
-    for (size_t k = first[p]; k < first[p + 1]; ++k) {
-      // A pair's rows are spread over the window: each misses the cache (core/prefetch.h).
-      flows.PrefetchRow(rows[std::min(k + kPrefetchAhead, last_row)]);
-      b.Add(flows, rows[k], src[rows[k]] == numbering->pairs[p].a, options);
+  // Each thread takes the next pair (pairs differ widely in rows) and builds it on its stack.
+  // Builders are handed out one at a time, so two threads build neighbouring pairs, whose
+  // builders share cache lines in the array; every record writes to its builder, and the line
+  // then bounced between the cores on each record (two threads took twice one thread's CPU
+  // here, for the same wall). Only the finished lists are stored into the array.
+  std::atomic<size_t> next_pair{0};
+  std::mutex copying;
+  ParallelFor(size_t(threads), threads, [&](size_t) {
+    ExactCopies copies(builders);
+    for (size_t p = next_pair++; p < num_pairs; p = next_pair++) {
+      TransferBuilder b;
+      copies.BuildInto(&b);
+      FeedRows(flows, rows.data(), first[p], first[p + 1], last_row, numbering->pairs[p].a,
+               options, &b);
+      copies.Built(uint32_t(p), &b, &copying);
     }
-    transfers.swap(buffer);
-    transfers.assign(buffer.begin(), buffer.end());
-    (*builders)[p] = std::move(b);
+    copies.CopyAll(&copying);
   });
 }
 
@@ -233,13 +291,12 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
   const size_t runs = size_t(std::max(1, std::min<int>(threads, int(flows.size() / 65536) + 1)));
   std::vector<size_t> cut(runs + 1);
   for (size_t k = 0; k <= runs; ++k) cut[k] = flows.size() * k / runs;
-  PairNumbering numbering = [&] {
-    if (row_pairs == nullptr)
-      return NumberPairs(flows, job_of, NumberRowPairs(src, dst, threads), cut, threads);
-    PairNumbering n = NumberPairs(flows, job_of, *row_pairs, cut, threads);
-    BigVector<uint32_t>().swap(row_pairs->key_of_row);  // not live while the transfers grow
-    return n;
-  }();
+  RowPairs found;
+  if (row_pairs == nullptr) {
+    found = NumberRowPairs(src, dst, threads);
+    row_pairs = &found;
+  }
+  PairNumbering numbering = NumberPairs(flows, job_of, *row_pairs);
   const std::vector<GpuPair>& pairs = numbering.pairs;
   std::vector<TransferBuilder> builders(pairs.size());
   // While every pair's builder fits the cache, one pass over the rows in time order feeds them
@@ -250,17 +307,21 @@ PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector
   // then random builder updates miss the cache on every record, so rows are first listed per
   // pair (FeedPerPair). Either way each pair sees its rows in time order: the same transfers.
   if (pairs.size() <= options.single_pass_max_pairs && runs > 1) {
+    PairOfEachRow(std::move(row_pairs->key_of_row), cut, threads, &numbering);
     FeedInOnePassOnThreads(flows, options, int(runs), &numbering, &builders);
   } else if (pairs.size() <= options.single_pass_max_pairs) {
-    BigVector<uint32_t>().swap(numbering.pair_of_row);
+    BigVector<uint32_t>().swap(row_pairs->key_of_row);
     ReleaseBigBlocks();  // as FeedPerPair does before the transfers grow
+    PairKeyMap index;  // numbers the pairs as `pairs` does
+    for (const GpuPair& pair : pairs) index.FindOrInsert(PairKey(pair.a, pair.b));
     for (flow::RowId r = 0; r < flows.size(); ++r) {
       const int j = job_of[src[r]];
       if (j < 0 || j != job_of[dst[r]] || src[r] == dst[r]) continue;
-      const uint32_t p = numbering.index.Find(PairKey(src[r], dst[r]));
+      const uint32_t p = index.Find(PairKey(src[r], dst[r]));
       if (p != PairKeyMap::kNone) builders[p].Add(flows, r, src[r] == pairs[p].a, options);
     }
   } else {
+    PairOfEachRow(std::move(row_pairs->key_of_row), cut, threads, &numbering);
     FeedPerPair(flows, cut, options, threads, &numbering, &builders);
   }
   return InAddressOrder(flows, pairs, &builders);

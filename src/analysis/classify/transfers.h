@@ -67,8 +67,8 @@ struct PairsTransfers {
   std::vector<PairTransfers> transfers;  // aligned with pairs
 };
 // `row_pairs`: the rows' pairs from the jobs stage (NumberRowPairs), if the caller has them; its
-// key_of_row is freed once read (4 bytes per row, not kept while the transfers grow). Without,
-// they are found here.
+// key_of_row is taken (turned into each row's pair in place, then freed: 4 bytes per row, not
+// kept while the transfers grow). Without, they are found here.
 PairsTransfers BuildAllTransfers(const flow::FlowTable& flows, const std::vector<int>& job_of,
                                  const TransferOptions& options, int threads = 1,
                                  RowPairs* row_pairs = nullptr);

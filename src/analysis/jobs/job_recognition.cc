@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -52,14 +53,21 @@ RowPairs NumberRowPairs(std::span<const EndpointId> src, std::span<const Endpoin
   for (const auto& keys : run_keys) out.keys.insert(out.keys.end(), keys.begin(), keys.end());
   std::sort(out.keys.begin(), out.keys.end());
   out.keys.erase(std::unique(out.keys.begin(), out.keys.end()), out.keys.end());
+  std::vector<std::vector<uint32_t>> merged(runs);
   ParallelFor(runs, int(runs), [&](size_t k) {
-    std::vector<uint32_t> merged(run_keys[k].size());
-    for (size_t n = 0; n < merged.size(); ++n)
-      merged[n] = uint32_t(std::lower_bound(out.keys.begin(), out.keys.end(), run_keys[k][n]) -
-                           out.keys.begin());
+    merged[k].resize(run_keys[k].size());
+    for (size_t n = 0; n < merged[k].size(); ++n)
+      merged[k][n] = uint32_t(
+          std::lower_bound(out.keys.begin(), out.keys.end(), run_keys[k][n]) - out.keys.begin());
     const auto [begin, end] = bounds(k);
-    for (size_t i = begin; i < end; ++i) out.key_of_row[i] = merged[out.key_of_row[i]];
+    for (size_t i = begin; i < end; ++i) out.key_of_row[i] = merged[k][out.key_of_row[i]];
   });
+  // Each run's keys are in the order of their first row in the run, and the runs in row order.
+  std::vector<uint8_t> listed(out.keys.size(), 0);
+  out.keys_by_first_row.reserve(out.keys.size());
+  for (const std::vector<uint32_t>& run : merged)
+    for (uint32_t key : run)
+      if (!std::exchange(listed[key], 1)) out.keys_by_first_row.push_back(key);
   return out;
 }
 

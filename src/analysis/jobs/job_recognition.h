@@ -38,6 +38,9 @@ JobRecognition RecognizeJobs(std::span<const uint64_t> pair_keys, const Endpoint
 struct RowPairs {
   std::vector<uint64_t> keys;          // PairKey of each distinct pair, sorted
   BigVector<uint32_t> key_of_row;      // per row, the index of its pair in `keys` (a kept block)
+  // Indices into `keys` in the order of each pair's first row. Pairs met together (a collective's)
+  // are then handled together: their records share cache lines.
+  std::vector<uint32_t> keys_by_first_row;
 };
 
 // Runs of rows on `threads` threads; the same result for any. The transfers stage numbers the

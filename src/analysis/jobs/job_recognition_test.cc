@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -116,6 +117,30 @@ TEST(DistinctPairs, AnyThreadCountGivesTheSameKeys) {
     for (size_t i = 0; i < src.size(); ++i)
       wrong += rows.keys[rows.key_of_row[i]] != PairKey(src[i], dst[i]);
     EXPECT_EQ(wrong, 0u);
+  }
+}
+
+// The keys listed in the order of their pair's first row, each once, whichever run met it first.
+TEST(NumberRowPairs, ListsKeysInTheOrderOfTheirFirstRow) {
+  std::mt19937 rng(11);
+  std::vector<EndpointId> src(300'001), dst(300'001);
+  // Pairs of low endpoints early, of high ones only late (first met in a later run), and a
+  // pair met early again in every run.
+  for (size_t i = 0; i < src.size(); ++i) {
+    const EndpointId base = i < 100'000 ? 0 : 500;
+    src[i] = EndpointId(i % 5 == 0 ? 1 : base + rng() % 300);
+    dst[i] = EndpointId(i % 5 == 0 ? 2 : base + rng() % 300);
+  }
+  std::vector<uint64_t> want;  // keys by first row, from one pass
+  std::set<uint64_t> met;
+  for (size_t i = 0; i < src.size(); ++i)
+    if (met.insert(PairKey(src[i], dst[i])).second) want.push_back(PairKey(src[i], dst[i]));
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(threads);
+    const RowPairs rows = NumberRowPairs(src, dst, threads);
+    std::vector<uint64_t> got;
+    for (uint32_t k : rows.keys_by_first_row) got.push_back(rows.keys[k]);
+    EXPECT_EQ(got, want);
   }
 }
 
