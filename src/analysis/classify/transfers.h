@@ -53,6 +53,10 @@ struct PairTransfers {
 class TransferBuilder {
  public:
   void Add(const flow::FlowTable& flows, flow::RowId r, bool from_a, const TransferOptions& options);
+  // Continues with `later`, which was fed the rows that follow this builder's (the pair's next
+  // run of rows): the transfers are those of one builder fed all the rows, at their exact size.
+  // `later` is left empty.
+  void Append(TransferBuilder&& later, const TransferOptions& options);
   PairTransfers& result() { return out_; }
 
  private:

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <fmt/format.h>
 
 #include "testing/flow_builder.h"
@@ -91,6 +93,60 @@ TEST(BuildAllTransfers, RowsSplitOverThreadsGiveTheSameTransfers) {
     EXPECT_TRUE(SameTransfers(x, BuildAllTransfers(t, job_of, one_pass, threads)));
     EXPECT_TRUE(SameTransfers(x, BuildAllTransfers(t, job_of, listed, threads)));
   }
+}
+
+// A pair's rows fed in two runs, the second builder appended to the first: the transfers of one
+// builder fed all the rows, wherever the cut falls (inside bursts, between them, with a long
+// record of one run still open over the next run's first ones, both directions interleaved).
+TEST(TransferBuilder, AppendingTheNextRunsBuilderGivesTheOnePassTransfers) {
+  std::mt19937 rng(3);
+  flow::FlowTable t;
+  int64_t at = 0;
+  for (int i = 0; i < 400; ++i) {
+    // Gaps mostly inside a burst, some just past group_ns, some idle; now and then a long record.
+    const int kind = int(rng() % 10);
+    at += kind < 6 ? int64_t(rng() % 300'000) : kind < 8 ? 1'000'000 + int64_t(rng() % 50'000)
+                                                          : 5'000'000 + int64_t(rng() % 5'000'000);
+    const int64_t duration = rng() % 8 == 0 ? 4'000'000 : 20'000 + int64_t(rng() % 200'000);
+    const bool forward = rng() % 3 != 0;
+    FlowBuilder(forward ? "10.0.0.1" : "10.0.0.2", forward ? "10.0.0.2" : "10.0.0.1")
+        .At(at, duration)
+        .Bytes(rng() % 6 == 0 ? 64 : 1 << 20)  // control writes too
+        .Into(&t);
+  }
+  t.SortByStart();
+  const TransferOptions options;
+  const EndpointId a = t.endpoints().Find(*IpAddr::Parse("10.0.0.1"));
+  auto feed = [&](TransferBuilder* b, size_t begin, size_t end) {
+    for (size_t r = begin; r < end; ++r) b->Add(t, flow::RowId(r), t.src()[r] == a, options);
+  };
+  TransferBuilder whole;
+  feed(&whole, 0, t.size());
+  PairsTransfers want;
+  want.pairs.push_back({});
+  want.transfers.push_back(whole.result());
+  ASSERT_GT(want.transfers[0].transfers.size(), 50u);
+  ASSERT_LT(want.transfers[0].transfers.size(), 300u);  // bursts of several records
+  size_t joined_across = 0;
+  for (size_t cut = 0; cut <= t.size(); ++cut) {
+    SCOPED_TRACE(cut);
+    TransferBuilder first, second;
+    feed(&first, 0, cut);
+    feed(&second, cut, t.size());
+    const size_t apart = first.result().transfers.size() + second.result().transfers.size();
+    first.Append(std::move(second), options);
+    joined_across += apart - first.result().transfers.size();
+    PairsTransfers got;
+    got.pairs.push_back({});
+    got.transfers.push_back(first.result());
+    ASSERT_TRUE(SameTransfers(want, got));
+    EXPECT_EQ(got.transfers[0].transfers.capacity(), got.transfers[0].transfers.size());
+    // And the appended builder goes on as the whole one would.
+    TransferBuilder third;
+    first.Append(std::move(third), options);
+    ASSERT_TRUE(SameTransfers(want, PairsTransfers{{{}}, {first.result()}}));
+  }
+  EXPECT_GT(joined_across, 100u);  // cuts inside transfers were met
 }
 
 TEST(BuildAllTransfers, PairsOfOtherJobsAndSelfTrafficAreLeftOut) {
