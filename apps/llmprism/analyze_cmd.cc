@@ -531,6 +531,13 @@ int RunAnalyze(const AnalyzeArgs& args) {
   AnalyzeWindows(std::move(all), window_ns, run);
   builder.SetInputStats(stats);
   prism::output::Report report = builder.Build();
+  // The builder's maps are not needed any more: with threads they are freed on a thread of their
+  // own while the outputs are written (5 ms at 10,000 GPUs, otherwise spent at exit).
+  std::jthread free_builder;
+  if (threads > 1) {
+    free_builder =
+        std::jthread([b = std::move(builder)]() mutable { b = prism::output::ReportBuilder(); });
+  }
   timer.Lap("report_build", total_records);
   if (const auto& jobs_map = side->jobs_map) {
     const prism::output::SchedulerMatch m = prism::output::ApplySchedulerJobs(*jobs_map, &report);
