@@ -51,48 +51,61 @@ struct Degradation {
 // One kind's judgement of every element in every bin: against its peers of the same element kind
 // in that bin (k sigma below their median, and at least the minimum drop below it).
 struct KindJudgement {
+  KindJudgement(size_t elements, size_t bins)
+      : typical(elements, bins, 0.0), baseline(elements, bins, 1.0), sigma(elements, bins, 0.0),
+        below_peers(elements, bins, 0) {}
   ByElementBin<double> typical, baseline, sigma;
   ByElementBin<uint8_t> below_peers;
 };
 
-KindJudgement JudgeAgainstPeers(const RuleContext& rc, const CellGrid& grid, int kind) {
-  const DiagnosisOptions& o = rc.options;
-  const size_t n = grid.elements.size();
-  const size_t bins = size_t(grid.bins);
-  KindJudgement j{{n, bins, 0.0}, {n, bins, 1.0}, {n, bins, 0.0}, {n, bins, 0}};
-  // Peer groups: switches with switches, fabric links with fabric links, and access links with
-  // the access links of their own job. A job's links share what its schedule does to them (a
-  // straggler it waits for, a last step cut by the window's end), which is no link's fault.
+// Peer groups: switches with switches, fabric links with fabric links, and access links with the
+// access links of their own job. A job's links share what its schedule does to them (a straggler
+// it waits for, a last step cut by the window's end), which is no link's fault.
+std::vector<std::vector<size_t>> PeerGroups(const RuleContext& rc, const CellGrid& grid) {
   std::map<std::pair<ElementKind, int>, std::vector<size_t>> groups;
-  for (size_t e = 0; e < n; ++e) {
+  for (size_t e = 0; e < grid.elements.size(); ++e) {
     const Element& el = grid.elements[e];
     const int job = el.kind == ElementKind::kAccessLink ? rc.results.job_of[el.endpoint] : -1;
     groups[{el.kind, job}].push_back(e);
   }
-  for (size_t bin = 0; bin < bins; ++bin) {
-    for (const auto& [key, members] : groups) {
-      std::vector<double> typicals;
-      std::vector<size_t> ids;
-      for (size_t e : members) {
-        const Cell* c = grid.Find(e, int64_t(bin), kind);
-        if (c == nullptr || c->flows < kMinFlowsPerCell) continue;
-        j.typical(e, bin) = c->typical;
-        typicals.push_back(c->typical);
-        ids.push_back(e);
-      }
-      if (typicals.size() < 3) continue;
-      const double base = Median(typicals);
-      const double sigma = std::max(RobustSigma(typicals, base), kMinSigmaFraction * base);
-      for (size_t e : ids) {
-        j.baseline(e, bin) = base;
-        j.sigma(e, bin) = sigma;
-        j.below_peers(e, bin) =
-            j.typical(e, bin) < base - o.k * sigma && j.typical(e, bin) < base * (1 - o.min_bw_drop);
-      }
+  std::vector<std::vector<size_t>> out;
+  for (auto& [key, members] : groups) out.push_back(std::move(members));
+  return out;
+}
+
+// Fills bin `bin` of `j` (the elements' judgement for `kind`), and nothing else: the groups are
+// disjoint, so bins and kinds may be judged side by side.
+void JudgeBinAgainstPeers(const RuleContext& rc, const CellGrid& grid,
+                          const std::vector<std::vector<size_t>>& groups, int kind, size_t bin,
+                          KindJudgement& j) {
+  const DiagnosisOptions& o = rc.options;
+  std::vector<double> typicals;
+  std::vector<size_t> ids;
+  for (const std::vector<size_t>& members : groups) {
+    typicals.clear();
+    ids.clear();
+    for (size_t e : members) {
+      const Cell* c = grid.Find(e, int64_t(bin), kind);
+      if (c == nullptr || c->flows < kMinFlowsPerCell) continue;
+      j.typical(e, bin) = c->typical;
+      typicals.push_back(c->typical);
+      ids.push_back(e);
+    }
+    if (typicals.size() < 3) continue;
+    const double base = Median(typicals);
+    const double sigma = std::max(RobustSigma(typicals, base), kMinSigmaFraction * base);
+    for (size_t e : ids) {
+      j.baseline(e, bin) = base;
+      j.sigma(e, bin) = sigma;
+      j.below_peers(e, bin) =
+          j.typical(e, bin) < base - o.k * sigma && j.typical(e, bin) < base * (1 - o.min_bw_drop);
     }
   }
-  return j;
 }
+
+// Elements per chunk when the elements are judged against their own better times on threads
+// (scale-10k: ~12,000 elements, each a few microseconds).
+constexpr size_t kElementsPerChunk = 64;
 
 // Hash collisions make some links slow all the time; that is the fabric's normal, not a fault.
 // So a degraded bin must also have dropped against the element's own better times (its 75th
@@ -107,16 +120,22 @@ Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid,
   const size_t bins = size_t(grid.bins);
   Degradation d{std::vector<std::vector<bool>>(n, std::vector<bool>(bins, false)),
                 {n, bins, 0.0}, {n, bins, 1.0}, {n, bins, 0.0}, {n, bins, 0}, {}};
-  // The two kinds are judged against their peers independently: side by side on threads, then
-  // taken in kind order as one thread does.
-  std::optional<KindJudgement> by_kind[2];
-  analysis::ParallelFor(2, rc.options.threads, [&](size_t kind) {
-    by_kind[kind].emplace(JudgeAgainstPeers(rc, grid, static_cast<int>(kind)));
+  // Every (kind, bin) is judged against its peers on its own, side by side on threads.
+  const std::vector<std::vector<size_t>> groups = PeerGroups(rc, grid);
+  KindJudgement by_kind[2] = {KindJudgement(n, bins), KindJudgement(n, bins)};
+  analysis::ParallelFor(2 * bins, rc.options.threads, [&](size_t item) {
+    const int kind = static_cast<int>(item / bins);
+    JudgeBinAgainstPeers(rc, grid, groups, kind, item % bins, by_kind[kind]);
   });
-  for (int kind : {0, 1}) {
-    const KindJudgement& j = *by_kind[kind];
-    for (size_t e = 0; e < n; ++e) {
-      std::vector<double> own, load;
+  // Then each element against its own better times, the elements side by side: an element's
+  // entries of `d` are its own, and its kinds are taken in order, as one thread takes them.
+  analysis::ParallelForInChunks(n, rc.options.threads, kElementsPerChunk, [&](size_t e) {
+    // Kept by the thread from element to element (the threads share one malloc arena).
+    thread_local std::vector<double> own, load;
+    for (int kind : {0, 1}) {
+      const KindJudgement& j = by_kind[kind];
+      own.clear();
+      load.clear();
       for (size_t bin = 0; bin < bins; ++bin) {
         if (j.typical(e, bin) <= 0) continue;
         own.push_back(j.typical(e, bin));
@@ -141,7 +160,7 @@ Degradation JudgeBins(const RuleContext& rc, const CellGrid& grid,
         d.degraded[e][bin] = true;
       }
     }
-  }
+  });
   // Access links also against their endpoint's own pairs: where one link slows a large share of
   // a small job's flows, the peer comparison above cannot tell which links are the normal ones.
   for (SlowEndpointBin& s : slow_endpoints) {
