@@ -387,6 +387,7 @@ FlowTable FlowTable::CopyRows(size_t lo, size_t hi) const {
 
 void FlowTable::KeepRows(size_t lo, size_t hi, int threads) {
   PRISM_CHECK(has_transfer_columns());
+  const bool all_rows = lo == 0 && hi == size();
   EndpointTable kept;
   const std::vector<EndpointId> remap =
       RenumberEndpoints(endpoints_, src_, dst_, lo, hi, &kept, threads);
@@ -409,7 +410,8 @@ void FlowTable::KeepRows(size_t lo, size_t hi, int threads) {
       dst_[r] = remap[dst_[r]];
     }
   });
-  RecomputeBounds(threads);
+  // Every row kept (the one window of a run, nearly always): the bounds are the table's own.
+  if (!all_rows) RecomputeBounds(threads);
   SortByStart(threads);
 }
 

@@ -302,6 +302,25 @@ TEST(FlowTableSort, KeepRowsOnThreadsGivesTheOneThreadTable) {
 }
 
 
+// Keeping every row (a run's one window) keeps the bounds as they were, which are those of the
+// rows: the smallest start and the largest end; a cut's bounds are its own rows'.
+TEST(FlowTableSort, KeepRowsOfEveryRowKeepsTheRowsBounds) {
+  auto bounds_of_rows = [](const FlowTable& t) {
+    const auto start = t.start_ns(), end = t.end_ns();
+    return std::pair(*std::min_element(start.begin(), start.end()),
+                     *std::max_element(end.begin(), end.end()));
+  };
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    FlowTable all = Random(50'000, 500, 400, 3, 29);
+    all.SortByStart(threads);
+    all.KeepRows(0, all.size(), threads);
+    EXPECT_EQ(std::pair(all.min_start_ns(), all.max_end_ns()), bounds_of_rows(all));
+    all.KeepRows(1'000, 20'000, threads);
+    EXPECT_EQ(std::pair(all.min_start_ns(), all.max_end_ns()), bounds_of_rows(all));
+  }
+}
+
 // Rows appended a batch at a time (the decoders' column path) give the table OnRecord gives one
 // by one: the same columns, endpoints interned in the same order. 40,000 addresses over 16,384
 // cache slots, so slots are shared and overwritten; a KeepRows in between replaces the endpoint
