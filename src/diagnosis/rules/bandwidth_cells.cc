@@ -383,19 +383,17 @@ std::vector<size_t> BinRunBounds(std::span<const int64_t> start, const CellGrid&
 // giving the grid one builder of all those rows makes. One builder makes cells bin by bin, so the
 // later run's cells (and their slow rows and further jobs) follow the earlier ones'. It makes an
 // element at its first record, so the later run's elements that the earlier runs made are theirs,
-// and the others follow in the order the later builder made them. The later cells are taken from
-// the front as they are copied, so the cells are not held twice.
+// and the others follow in the order the later builder made them. The later cells are freed chunk
+// by chunk as they are copied, so the cells are not held twice.
 void AppendLaterBins(CellGrid& later, CellGrid* out) {
   const int32_t cell_offset = static_cast<int32_t>(out->cells.size());
   const uint64_t slow_offset = out->slow_rows.size();
   const int32_t more_jobs_offset = static_cast<int32_t>(out->more_jobs.size());
-  while (!later.cells.empty()) {
-    Cell cell = later.cells.front();
-    later.cells.pop_front();
+  later.cells.Drain([&](Cell& cell) {
     cell.slow_begin += slow_offset;
     if (cell.more_jobs >= 0) cell.more_jobs += more_jobs_offset;
     out->cells.push_back(cell);
-  }
+  });
   out->slow_rows.insert(out->slow_rows.end(), later.slow_rows.begin(), later.slow_rows.end());
   for (std::vector<JobCount>& jobs : later.more_jobs) out->more_jobs.push_back(std::move(jobs));
   std::vector<int32_t> element_of(later.elements.size());
