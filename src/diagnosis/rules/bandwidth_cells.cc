@@ -9,6 +9,7 @@
 #include "analysis/parallel_for.h"
 #include "diagnosis/group_medians.h"
 #include "diagnosis/robust_stats.h"
+#include "flow/row_runs.h"
 
 namespace prism::diagnosis {
 namespace {
@@ -60,20 +61,39 @@ RecordClasses RecordClasses::Measure(const RuleContext& rc) {
   // (8 bytes per record at diagnosis's memory peak): group_medians.h.
   GroupMedians medians(classes);
   if (keep) out.class_.resize(f.size());
-  for (size_t r = 0; r < f.size(); ++r) {
-    if (r + kPrefetchAhead < f.size())  // the pair lookup misses the cache at 100,000 GPUs
-      out.pair_index_.Prefetch(analysis::PairKey(src[r + kPrefetchAhead], dst[r + kPrefetchAhead]));
-    const int c = out.ComputeClass(r);
-    if (keep) out.class_[r] = c < 0 ? kNotJudged : static_cast<uint16_t>(c);
-    if (c >= 0) medians.Observe(size_t(c), out.Bandwidth(r));
-  }
-  medians.StartCounting();
-  for (size_t r = 0; r < f.size(); ++r)
-    if (const int c = out.ClassOf(r); c >= 0) medians.Count(size_t(c), out.Bandwidth(r));
-  medians.StartCollecting();
-  for (size_t r = 0; r < f.size(); ++r)
-    if (const int c = out.ClassOf(r); c >= 0) medians.Collect(size_t(c), out.Bandwidth(r));
-  out.class_median_ = medians.Finish();
+  // Each pass runs on the threads, one run of rows each: the first run passes its values to
+  // `medians` itself, the others to parts of their own, which the next pass's start merges. Each
+  // run writes only its own rows' classes, and the pair lookup is only read. The parts hold
+  // counts, bounds and a histogram per class; the collected values go to one buffer, each run
+  // to its own slice (group_medians.h). On one run there are no parts: the one-thread loops.
+  const size_t runs = flow::RowRunsFor(f.size(), rc.options.threads);
+  std::vector<GroupMedians> parts;
+  for (size_t t = 1; t < runs; ++t) parts.push_back(medians.Part());
+  const auto pass = [&](auto visit) {
+    flow::OnRuns(runs, [&](size_t t) {
+      visit(f.size() * t / runs, f.size() * (t + 1) / runs, t == 0 ? medians : parts[t - 1]);
+    });
+  };
+  pass([&](size_t begin, size_t end, GroupMedians& m) {
+    for (size_t r = begin; r < end; ++r) {
+      if (r + kPrefetchAhead < end)  // the pair lookup misses the cache at 100,000 GPUs
+        out.pair_index_.Prefetch(analysis::PairKey(src[r + kPrefetchAhead], dst[r + kPrefetchAhead]));
+      const int c = out.ComputeClass(r);
+      if (keep) out.class_[r] = c < 0 ? kNotJudged : static_cast<uint16_t>(c);
+      if (c >= 0) m.Observe(size_t(c), out.Bandwidth(r));
+    }
+  });
+  medians.StartCounting(parts);
+  pass([&](size_t begin, size_t end, GroupMedians& m) {
+    for (size_t r = begin; r < end; ++r)
+      if (const int c = out.ClassOf(r); c >= 0) m.Count(size_t(c), out.Bandwidth(r));
+  });
+  medians.StartCollecting(parts);
+  pass([&](size_t begin, size_t end, GroupMedians& m) {
+    for (size_t r = begin; r < end; ++r)
+      if (const int c = out.ClassOf(r); c >= 0) m.Collect(size_t(c), out.Bandwidth(r));
+  });
+  out.class_median_ = medians.Finish(parts);
   return out;
 }
 

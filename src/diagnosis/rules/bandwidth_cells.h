@@ -31,7 +31,8 @@ inline constexpr uint64_t kBandwidthControlMaxBytes = 4096;  // smaller records 
 inline constexpr size_t kMinFlowsPerCell = 20;  // a cell with fewer records is not judged
 
 // Per record: class = job * 2 + kind, or -1 (not judged: control, not both ends in one job, pair
-// of unknown label).
+// of unknown label). Measure's passes over the records run on rc.options.threads threads, one run
+// of rows each (flow/row_runs.h); the classes and medians are the same on any number.
 class RecordClasses {
  public:
   static RecordClasses Measure(const RuleContext& rc);
