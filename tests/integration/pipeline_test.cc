@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "diagnosis/diagnose.h"
 #include "diagnosis/rules/bandwidth_cells.h"
 #include "diagnosis/rules/bandwidth_rule.h"
+#include "flow/row_runs.h"
 #include "pipeline/network_rule_beside.h"
 #include "sim/scenarios.h"
 #include "sim/simulator.h"
@@ -363,6 +365,41 @@ TEST(Pipeline, CellsHoldTheirRecordsWhenALeafIdIsBeyondThePackedRange) {
     if (leaf == moved) leaf = far;
   const diagnosis::RuleContext rc{run->table, run->points, ctx, run->results, o};
   ExpectCellsHoldTheirRecords(rc, classes, diagnosis::BuildCellGrid(rc, classes));
+}
+
+// The record classes' passes run on the threads, one run of rows each, each further run counting
+// the class medians into a part of its own: every record's class and relative bandwidth (its
+// bandwidth over its class's median) must be the same doubles on any number of threads. The
+// window is made long enough to be cut into runs (flow/row_runs.h), and the degraded link spreads
+// the bandwidths around the medians.
+TEST(Pipeline, RecordClassesAreTheSameOnAnyThreadCount) {
+  sim::SimConfig config = TinyWithDegradedLink();
+  config.duration_s = 110;
+  auto run = Analyze(config);
+  ASSERT_GE(flow::RowRunsFor(run->table.size(), 3), 3u);
+  diagnosis::DiagnosisOptions one;
+  const diagnosis::RuleContext rc1{run->table, run->points, run->ctx, run->results, one};
+  const auto classes1 = diagnosis::RecordClasses::Measure(rc1);
+  ASSERT_GE(classes1.classes(), 2u);
+  size_t judged = 0;
+  for (size_t r = 0; r < run->table.size(); ++r) judged += classes1.ClassOf(r) >= 0;
+  ASSERT_GT(judged, run->table.size() / 2);
+  for (int threads : {2, 3}) {
+    SCOPED_TRACE(threads);
+    diagnosis::DiagnosisOptions o;
+    o.threads = threads;
+    const diagnosis::RuleContext rc{run->table, run->points, run->ctx, run->results, o};
+    const auto classes = diagnosis::RecordClasses::Measure(rc);
+    ASSERT_EQ(classes.classes(), classes1.classes());
+    size_t differ = 0;
+    for (size_t r = 0; r < run->table.size(); ++r) {
+      const int c = classes1.ClassOf(r);
+      differ += classes.ClassOf(r) != c ||
+                (c >= 0 && std::bit_cast<uint64_t>(classes.RelativeBandwidth(r)) !=
+                               std::bit_cast<uint64_t>(classes1.RelativeBandwidth(r)));
+    }
+    EXPECT_EQ(differ, 0u);
+  }
 }
 
 // The bandwidth rule runs its passes over the records on the threads (the record classes beside
