@@ -21,6 +21,7 @@ namespace prism::flow {
 
 void FlowTable::OnRecord(const FlowRecord& r) {
   PRISM_CHECK(start_ns_.size() < row_limit_);  // a tail's room follows (MakeTails)
+  sorted_by_start_ = false;
   start_ns_.push_back(r.start_ns);
   end_ns_.push_back(r.end_ns);
   src_.push_back(endpoint_cache_.Intern(r.src, &endpoints_));
@@ -36,6 +37,7 @@ void FlowTable::OnRecord(const FlowRecord& r) {
 void FlowTable::OnBatch(RecordBatch* batch) {
   const size_t n = batch->size;
   PRISM_CHECK(n <= row_limit_ - start_ns_.size());  // a tail's room follows (MakeTails)
+  sorted_by_start_ = false;
   auto append = [n](auto* column, const auto& from) {
     column->insert(column->end(), from.begin(), from.begin() + static_cast<ptrdiff_t>(n));
   };
@@ -56,6 +58,7 @@ void FlowTable::OnBatch(RecordBatch* batch) {
 std::vector<FlowTableTail> FlowTable::MakeTails(size_t own_rows,
                                                 std::span<const size_t> tail_rows) {
   PRISM_CHECK(tails_out_ == 0);
+  sorted_by_start_ = false;  // the tails' rows follow
   size_t end = size() + own_rows;
   row_limit_ = end;
   size_t rows = end;
@@ -94,6 +97,7 @@ void ReleaseRowsPastEnd(BigVector<T>* column, size_t from, size_t to) {
 
 void FlowTable::AppendTail(FlowTableTail&& tail, std::span<const PointId> point_of, int threads) {
   PRISM_CHECK(tails_out_ > 0 && tail.first_row_ >= size());
+  sorted_by_start_ = false;
   std::vector<EndpointId> endpoint_of(tail.endpoints_.size());
   for (size_t e = 0; e < endpoint_of.size(); ++e) {
     endpoint_of[e] = endpoints_.Intern(tail.endpoints_.Addr(static_cast<EndpointId>(e)));
@@ -222,6 +226,7 @@ void FlowTable::SortByStart(int threads) {
     // order): no row moves between starts, but runs of equal start must still be put in
     // (end, src, dst) order — a cut re-interns its endpoints, so its ids order ties differently.
     OrderEqualStarts(threads);
+    sorted_by_start_ = true;
     return;
   }
   // Rows are sorted by (start, row) with a radix sort of 64-bit keys, (start - min start) above
@@ -258,6 +263,7 @@ void FlowTable::SortByStart(int threads) {
   Permute({&bytes_}, order, threads);
   Permute({&src_, &dst_, &qp_, &point_, &sampling_rate_}, order, threads);
   OrderEqualStarts(threads);
+  sorted_by_start_ = true;
 }
 
 void FlowTable::OrderEqualStarts(int threads) {
@@ -412,7 +418,10 @@ void FlowTable::KeepRows(size_t lo, size_t hi, int threads) {
   });
   // Every row kept (the one window of a run, nearly always): the bounds are the table's own.
   if (!all_rows) RecomputeBounds(threads);
-  SortByStart(threads);
+  if (!sorted_by_start_) return SortByStart(threads);
+  // Kept rows of a sorted table keep their starts in order; only ties are ordered again, by the
+  // re-interned ids (as SortByStart would after checking every start).
+  OrderEqualStarts(threads);
 }
 
 void FlowTable::ReleaseTransferColumns() {

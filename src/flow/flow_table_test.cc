@@ -321,6 +321,31 @@ TEST(FlowTableSort, KeepRowsOfEveryRowKeepsTheRowsBounds) {
   }
 }
 
+// The table knows when its rows are in SortByStart's order: after a sort, a cut or a copy, and
+// not after an append; a cut of a sorted table is the table a full sort of the cut gives.
+TEST(FlowTableSort, KnowsWhenItsRowsAreSortedByStart) {
+  FlowTable t = Random(20'000, 300, 50, 3, 31);
+  EXPECT_FALSE(t.sorted_by_start());
+  t.SortByStart(2);
+  EXPECT_TRUE(t.sorted_by_start());
+  FlowTable copy = t.CopyRows(100, 15'000);
+  EXPECT_TRUE(copy.sorted_by_start());
+  FlowRecord late;
+  late.src = IpAddr::FromV4(0x0A000001u);
+  late.dst = IpAddr::FromV4(0x0A000002u);
+  late.start_ns = 1;  // before every other start
+  late.end_ns = 2;
+  t.OnRecord(late);
+  EXPECT_FALSE(t.sorted_by_start());
+  t.SortByStart();
+  EXPECT_EQ(t.start_ns()[0], 1);
+  // Kept rows of the sorted table, ties ordered by the new ids: as the copy of the same rows.
+  t.KeepRows(101, 15'001, 2);
+  EXPECT_TRUE(t.sorted_by_start());
+  ExpectRows(Rows(t), Rows(copy));
+  ExpectRows(Rows(t), ReferenceOrder(Rows(t)));
+}
+
 // Rows appended a batch at a time (the decoders' column path) give the table OnRecord gives one
 // by one: the same columns, endpoints interned in the same order. 40,000 addresses over 16,384
 // cache slots, so slots are shared and overwritten; a KeepRows in between replaces the endpoint

@@ -446,7 +446,7 @@ CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes, Cell
   const auto& f = rc.flows;
   if (f.empty()) return grid;
   const auto start = f.start_ns();
-  const bool sorted = std::is_sorted(start.begin(), start.end());
+  const bool sorted = f.sorted_by_start() || std::is_sorted(start.begin(), start.end());
   const size_t runs =
       sorted ? size_t(std::clamp<int64_t>(rc.options.threads, 1, std::max<int64_t>(1, grid.bins))) : 1;
   if (runs == 1) {
