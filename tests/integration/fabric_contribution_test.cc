@@ -243,6 +243,37 @@ TEST(FabricContribution, OneWindowOfHeldShardsSplitAndMergedJudgesAsOneWindow) {
 }
 
 // A part of no record: a shard held with no job in the window still answers for it.
+// The grid is built in one pass per run of bins when the records are sorted by start, and with
+// every bin open at once when they are not. Records whose bins come out of order (the later half
+// of the window's bins first, each bin's records in their order, so that every cell sums its
+// records in the same order) must judge as the sorted ones.
+TEST(FabricContribution, RecordsOutOfStartOrderJudgeAsSorted) {
+  const Simulated& s = ShardsScenario();
+  const diagnosis::FabricContribution c = ContributionOf(s.all, s.points);
+  const int64_t bin_ns = diagnosis::DiagnosisOptions{}.bw_bin_ns;
+  const int64_t bins = (c.last_start_ns - c.first_start_ns) / bin_ns + 1;
+  ASSERT_GE(bins, 2);
+  const int64_t middle = c.first_start_ns + bins / 2 * bin_ns;
+  const size_t cut =
+      size_t(std::lower_bound(c.start_ns.begin(), c.start_ns.end(), middle) - c.start_ns.begin());
+  ASSERT_GT(cut, 0u);
+  ASSERT_LT(cut, c.records());
+  diagnosis::FabricContribution rotated = c;
+  const auto rotate = [cut](auto& column) {
+    std::rotate(column.begin(), column.begin() + long(cut), column.end());
+  };
+  rotate(rotated.start_ns);
+  rotate(rotated.end_ns);
+  rotate(rotated.bytes);
+  rotate(rotated.src);
+  rotate(rotated.dst);
+  rotate(rotated.point);
+  ASSERT_FALSE(std::is_sorted(rotated.start_ns.begin(), rotated.start_ns.end()));
+  const std::vector<std::string> sorted = MergedFindings({s.all}, c);
+  ASSERT_FALSE(sorted.empty());
+  EXPECT_EQ(MergedFindings({s.all}, rotated), sorted);
+}
+
 TEST(FabricContribution, AShardOfNoRecordGetsAPartOfNone) {
   const Simulated& s = ShardsScenario();
   const diagnosis::FabricContribution c = ContributionOf(s.all, s.points);

@@ -107,10 +107,12 @@ class GridBuilder {
   GridBuilder(const RuleContext& rc, const RecordClasses& classes, bool sorted, CellGrid* grid)
       : rc_(rc), classes_(classes), grid_(*grid), sorted_(sorted) {}
 
-  // Rows [begin, end); when sorted, a run of whole bins.
+  // Rows [begin, end); when sorted, a run of whole bins. Unsorted, the whole run is one open
+  // range of rows, every bin open at once.
   void Run(size_t begin, size_t end) {
     const auto& f = rc_.flows;
     const auto start = f.start_ns();
+    first_open_row_ = begin;
     for (size_t r = begin; r < end; ++r) {
       const int record_class = classes_.ClassOf(r);
       if (record_class < 0) continue;
@@ -122,14 +124,19 @@ class GridBuilder {
         open_bin_ = bin;
         first_open_row_ = r;
         open_row_relative_.clear();
+        open_route_.clear();
       }
+      const size_t k = r - first_open_row_;
+      if (open_route_.size() <= k) open_route_.resize(k + 1, kNoRoute);
       if (sorted_) {
-        const size_t k = r - first_open_row_;
         if (open_row_relative_.size() <= k) open_row_relative_.resize(k + 1);
         open_row_relative_[k] = classes_.RelativeBandwidth(r);
       }
-      for (uint32_t e : Route(r)) AddToCell(e, bin, record_class, r);
-      for (EndpointId end : {f.src()[r], f.dst()[r]}) AddToCell(AccessLink(end), bin, record_class, r);
+      const uint32_t route = Route(r);
+      open_route_[k] = route;
+      for (uint32_t e : RouteOf(route)) open_cells_.push_back(OpenCell(e, bin, record_class));
+      for (EndpointId end : {f.src()[r], f.dst()[r]})
+        open_cells_.push_back(OpenCell(AccessLink(end), bin, record_class));
     }
     CloseBin();
   }
@@ -167,7 +174,7 @@ class GridBuilder {
   // same). Routes are found through a flat map of the packed key: this runs once per record, and
   // consecutive records rarely share a route. Their elements are kept in one list, route after
   // route, where a heap block per route cost a cache miss more per record at 100,000 GPUs.
-  std::span<const uint32_t> Route(size_t r) {
+  uint32_t Route(size_t r) {
     const auto& f = rc_.flows;
     const uint32_t point = f.point()[r];
     const int ls = rc_.ctx.leaf[f.src()[r]], ld = rc_.ctx.leaf[f.dst()[r]];
@@ -178,25 +185,28 @@ class GridBuilder {
     if (point < (1u << 24) && ls + 1 < (1 << 20) && ld + 1 < (1 << 20)) {
       const uint32_t i = route_index_.FindOrInsert((uint64_t(point) << 40) |
                                                    (uint64_t(ls + 1) << 20) | uint64_t(ld + 1));
-      if (i < slot_of_packed_.size()) return RouteOf(slot_of_packed_[i]);
+      if (i < slot_of_packed_.size()) return slot_of_packed_[i];
       slot_of_packed_.push_back(uint32_t(route_first_.size() - 1));
     } else {
       auto [it, inserted] =
           odd_routes_.try_emplace({point, ls, ld}, uint32_t(route_first_.size() - 1));
-      if (!inserted) return RouteOf(it->second);
+      if (!inserted) return it->second;
     }
     for (const Element& el : RouteElements(rc_, point, ls, ld))
       route_elements_.push_back(uint32_t(ElementFor(el.name, el.kind, el.a, el.b)));
     route_first_.push_back(uint32_t(route_elements_.size()));
-    return RouteOf(route_first_.size() - 2);
+    return uint32_t(route_first_.size() - 2);
   }
   std::span<const uint32_t> RouteOf(size_t i) const {
     return {route_elements_.data() + route_first_[i], route_elements_.data() + route_first_[i + 1]};
   }
 
-  void AddToCell(size_t e, int64_t bin, int record_class, size_t r) {
+  // The record's cell in element e, made if it has none yet. The cell itself is not touched
+  // here: its load and jobs are counted when its bin closes, from its records in record order
+  // (the same sums). At 100,000 GPUs an open bin's cells are ~12 MB, so an update per record and
+  // element missed the cache on nearly every one.
+  int32_t OpenCell(size_t e, int64_t bin, int record_class) {
     const int kind = record_class % 2;
-    int32_t ci;
     if (sorted_) {
       // While a bin is open its cells are found through open_cell_[element * 2 + kind]: one
       // small dense array, where cell_of's per-element arrays missed the cache at 100,000 GPUs.
@@ -209,19 +219,29 @@ class GridBuilder {
         grid_.cell_of[e][size_t(bin * 2 + kind)] = oc;
         open_slots_.push_back(static_cast<uint32_t>(e * 2 + size_t(kind)));
       }
-      ci = oc;
-    } else {
-      int32_t& c = grid_.cell_of[e][size_t(bin * 2 + kind)];
-      if (c < 0) {
-        c = static_cast<int32_t>(grid_.cells.size());
-        grid_.cells.emplace_back();
-      }
-      ci = c;
+      return oc;
     }
-    // The cell itself is not touched here: its load and jobs are counted when its bin closes,
-    // from its rows in record order (the same sums). At 100,000 GPUs an open bin's cells are
-    // ~12 MB, so an update per record and element missed the cache on nearly every one.
-    open_rows_.push_back({ci, static_cast<uint32_t>(r)});
+    int32_t& c = grid_.cell_of[e][size_t(bin * 2 + kind)];
+    if (c < 0) {
+      c = static_cast<int32_t>(grid_.cells.size());
+      grid_.cells.emplace_back();
+    }
+    return c;
+  }
+
+  // Calls visit(i, cell, row) for each (cell, row) of the open range in the order Run opened them
+  // (row by row: its route's elements, then its two access links), i counting them. The cells are
+  // kept in that order, 4 bytes each; each row's count of them comes from its route. A list of
+  // (cell, row), 8 bytes each, was ~18 MB per builder for a 5 s bin at 10,000 GPUs.
+  template <typename Visit>
+  void ForEachOpenCell(Visit&& visit) const {
+    size_t i = 0;
+    for (size_t k = 0; k < open_route_.size(); ++k) {
+      if (open_route_[k] == kNoRoute) continue;
+      const size_t row = first_open_row_ + k;
+      for (const size_t end = i + RouteOf(open_route_[k]).size() + 2; i < end; ++i)
+        visit(i, open_cells_[i], row);
+    }
   }
 
   void CountJob(Cell& c, int job) {
@@ -239,27 +259,26 @@ class GridBuilder {
     else ++it->records;
   }
 
-  // The open bin's records go to one list of (cell, row) in record order, appended without a
-  // cache miss (a list per cell missed on nearly every record at 100,000 GPUs). Closing the bin
-  // reads that list twice, in record order: once to count each cell's records and slow records,
-  // once to add each record to its cell's load and jobs and to place its relative bandwidth (judged
-  // cells) and its row (slow records) in its cell's run of one list, record order kept. So every
-  // sum and list is the one a pass over each cell's records in record order makes, and the
-  // record's values are read in row order; what is reached at random is the open bin's cells
-  // (~12 MB at 100,000 GPUs, where the rows grouped by cell reached the bin's records, 60 MB, at
-  // random, a miss on nearly every one). Cells are created in the open bin only, so its cells
-  // are [first_open_, cells.size()); each cell's slow records are appended to the grid's
-  // slow_rows cell after cell.
+  // Closing the bin goes twice through its records' (cell, row) pairs in record order
+  // (ForEachOpenCell; a list per cell missed on nearly every record at 100,000 GPUs): once to count
+  // each cell's records and slow records, once to add each record to its cell's load and jobs and
+  // to place its row in its cell's run of one list for the judged cells' values and, when slow, of
+  // the grid's slow rows, record order kept. So every sum and list is the one a pass over each
+  // cell's records in record order makes, and the records' values are read in row order; what is
+  // reached at random is the open bin's cells (~12 MB at 100,000 GPUs, where the rows grouped by
+  // cell reached the bin's records, 60 MB, at random, a miss on nearly every one). Cells are
+  // created in the open bin only, so its cells are [first_open_, cells.size()); each cell's slow
+  // records are appended to the grid's slow_rows cell after cell.
   void CloseBin() {
     const size_t open = grid_.cells.size() - first_open_;
     const double slow_below = 1 - rc_.options.min_bw_drop;
     records_of_.assign(open, 0);
     slow_of_.assign(open, 0);
-    for (const CellRow& v : open_rows_) {
-      const size_t k = size_t(v.cell) - first_open_;
+    ForEachOpenCell([&](size_t, int32_t cell, size_t row) {
+      const size_t k = size_t(cell) - first_open_;
       ++records_of_[k];
-      slow_of_[k] += RelativeOf(v.row) < slow_below;
-    }
+      slow_of_[k] += RelativeOf(row) < slow_below;
+    });
     // Where each cell's values and slow rows go: its run of each list, cell after cell.
     value_at_.resize(open);
     slow_at_.resize(open);
@@ -276,17 +295,16 @@ class GridBuilder {
     }
     grid_.slow_rows.resize(slow);
     judged_rows_.resize(values);
-    for (size_t i = 0; i < open_rows_.size(); ++i) {
-      if (i + kPrefetchAhead < open_rows_.size())
-        __builtin_prefetch(&grid_.cells[size_t(open_rows_[i + kPrefetchAhead].cell)]);
-      const CellRow& v = open_rows_[i];
-      const size_t k = size_t(v.cell) - first_open_;
-      Cell& c = grid_.cells[size_t(v.cell)];
-      c.bytes += double(rc_.flows.EstimatedBytes(v.row));
-      CountJob(c, classes_.ClassOf(v.row) / 2);
-      if (RelativeOf(v.row) < slow_below) grid_.slow_rows[slow_at_[k]++] = v.row;
-      if (c.flows >= kMinFlowsPerCell) judged_rows_[value_at_[k]++] = v.row;
-    }
+    ForEachOpenCell([&](size_t i, int32_t cell, size_t row) {
+      if (i + kPrefetchAhead < open_cells_.size())
+        __builtin_prefetch(&grid_.cells[size_t(open_cells_[i + kPrefetchAhead])]);
+      const size_t k = size_t(cell) - first_open_;
+      Cell& c = grid_.cells[size_t(cell)];
+      c.bytes += double(rc_.flows.EstimatedBytes(row));
+      CountJob(c, classes_.ClassOf(row) / 2);
+      if (RelativeOf(row) < slow_below) grid_.slow_rows[slow_at_[k]++] = uint32_t(row);
+      if (c.flows >= kMinFlowsPerCell) judged_rows_[value_at_[k]++] = uint32_t(row);
+    });
     size_t begin = 0;
     for (size_t k = 0; k < open; ++k) {
       Cell& c = grid_.cells[first_open_ + k];
@@ -296,7 +314,7 @@ class GridBuilder {
       c.typical = InterquartileMean(std::span<double>(cell_values_));
       begin += c.flows;
     }
-    open_rows_.clear();
+    open_cells_.clear();
     first_open_ = grid_.cells.size();
   }
 
@@ -310,11 +328,6 @@ class GridBuilder {
     return classes_.RelativeBandwidth(row);
   }
 
-  struct CellRow {
-    int32_t cell;
-    uint32_t row;
-  };
-
   const RuleContext& rc_;
   const RecordClasses& classes_;
   CellGrid& grid_;
@@ -324,18 +337,21 @@ class GridBuilder {
   std::map<std::tuple<uint32_t, int, int>, uint32_t> odd_routes_;  // ids beyond the packed range
   std::vector<uint32_t> route_elements_;  // every route's elements, route after route
   std::vector<uint32_t> route_first_ = {0};  // route i is [route_first_[i], route_first_[i + 1])
-  // The open bin's (cell, row) list and its judged cells' rows, cell after cell: 12 bytes per
-  // record and element crossed in a bin, hundreds of MB at 100,000 GPUs, so in kept blocks
+  // The open range's cells (ForEachOpenCell) and its judged cells' rows, cell after cell: 4 bytes
+  // each per record and element crossed in a bin, tens of MB at 100,000 GPUs, so in kept blocks
   // (core/big_blocks.h) that a doubling grows in place of fresh pages. The judged cells keep
   // their rows (4 bytes) where they kept their values (8): with two threads both runs' lists are
-  // held at once, at diagnosis's memory peak. A cell's values are gathered into cell_values_
-  // when its typical value is taken.
-  BigVector<CellRow> open_rows_;
+  // held at once. A cell's values are gathered into cell_values_ when its typical value is taken.
+  BigVector<int32_t> open_cells_;
   BigVector<uint32_t> judged_rows_;
   std::vector<double> cell_values_;
-  // Rows sorted: the open bin's first row and each of its rows' relative bandwidth (8 bytes per
-  // record of one bin; the bit per record of the window that marked the slow ones is not needed).
+  // The open range's first row (sorted: the open bin's first judged row; unsorted: the run's
+  // first), each of its rows' route (kNoRoute: not judged; 4 bytes per record of one bin) and,
+  // sorted, each row's relative bandwidth (8 bytes per record of one bin; the bit per record of
+  // the window that marked the slow ones is not needed).
+  static constexpr uint32_t kNoRoute = UINT32_MAX;
   size_t first_open_row_ = 0;
+  BigVector<uint32_t> open_route_;
   std::vector<double> open_row_relative_;
   // Per open cell: its records and slow records, and where its next value and slow row go.
   std::vector<uint32_t> records_of_, slow_of_;
