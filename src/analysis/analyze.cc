@@ -111,7 +111,6 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   timer.Lap("classify_pairs", pair_transfers);
   const std::vector<int> tp_of_job =
       RefineLabels(transfers, ctx, flows.endpoints().size(), window_end_ns, options, &results);
-  if (options.on_labels_final) options.on_labels_final(results);
   const DpGroupSteps groups =
       FindDpGroupSteps(results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
                        options.timelines.tail_guard_steps, options.timelines.steps, options.threads);

@@ -76,9 +76,6 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
   out.analysis.timings = laps != nullptr;
   diagnosis::DiagnosisOptions diagnosis_options = options.diagnosis;
   diagnosis_options.threads = options.analysis.threads;
-  // With threads, the network rule starts as soon as the labels are final and runs beside the
-  // analysis's later stages (network_rule_beside.h); on one thread it runs in Diagnose, after them.
-  NetworkRuleBeside network(table, *in.points, ctx, diagnosis_options);
   analysis::AnalysisOptions analysis_options = options.analysis;
   // The columns transfers alone read are let go, but for the block diagnosis takes first (its
   // record classes, 2 bytes per record, live from its start): kept through classification and
@@ -87,14 +84,9 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
     table.ReleaseTransferColumns();
     KeepBlocksForDiagnosis(table.size());
   };
-  if (analysis_options.threads > 1)
-    analysis_options.on_labels_final = [&network](const analysis::AnalysisResults& labelled) {
-      network.Start(labelled);
-    };
   analysis::AnalysisResults results =
       analysis::Analyze(table, ctx, in.end_ns, analysis_options, &out.analysis);
   analysis_options.on_transfers_built = nullptr;
-  analysis_options.on_labels_final = nullptr;
   ReturnFreedMemory(table.size());
   lap("analyze", out.records);  // replaced below by the analysis's own stages
   if (laps != nullptr && timer != nullptr) {
@@ -105,8 +97,14 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
     laps->push_back({"bocd_points_dp", out.analysis.dp_group_transfers});
   }
 
+  // With threads the network rule runs on a thread of its own beside the other rules
+  // (network_rule_beside.h); on one thread Diagnose runs it with them.
+  NetworkRuleBeside network(table, *in.points, ctx, diagnosis_options);
   diagnosis::TakeNetworkFindings take_network;
-  if (network.started()) take_network = [&network] { return network.Take(); };
+  if (diagnosis_options.threads > 1) {
+    network.Start(results);
+    take_network = [&network] { return network.Take(); };
+  }
   std::vector<diagnosis::Finding> findings = diagnosis::Diagnose(
       table, *in.points, ctx, results, diagnosis_options, baselines, take_network);
   if (options.measure_switch_bandwidth) {

@@ -11,12 +11,9 @@ NetworkRuleBeside::~NetworkRuleBeside() {
   if (running_.valid()) running_.wait();  // the rule reads the caller's table until it ends
 }
 
-void NetworkRuleBeside::Start(const analysis::AnalysisResults& labelled) {
-  labelled_.jobs = labelled.jobs;
-  labelled_.job_of = labelled.job_of;
-  labelled_.pairs = labelled.pairs;
-  running_ = std::async(std::launch::async, [this] {
-    const diagnosis::RuleContext rc{flows_, points_, ctx_, labelled_, options_};
+void NetworkRuleBeside::Start(const analysis::AnalysisResults& results) {
+  running_ = std::async(std::launch::async, [this, &results] {
+    const diagnosis::RuleContext rc{flows_, points_, ctx_, results, options_};
     return diagnosis::FindNetworkDegradation(rc);
   });
 }

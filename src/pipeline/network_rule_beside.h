@@ -1,11 +1,13 @@
 // File: pipeline/network_rule_beside.h
 // The diagnosis's network rule (diagnosis/rules/bandwidth_rule.h) on a thread of its own, beside
-// the analysis's DP steps, layouts and timelines. The rule reads the window's records, the
-// endpoint context, which GPU is in which job and the pairs' labels; the labels are final once
-// classification is done (analysis::AnalysisOptions::on_labels_final), so started then, from a
-// copy of them, it gives the findings it would give after the whole analysis. It is the larger
-// part of diagnosis and the analysis's later stages leave a core idle much of their time: with
-// --threads > 1 the two overlap instead of running one after the other.
+// the diagnosis's other rules. It is most of the diagnosis; the others read the analysis's steps
+// and timelines and run meanwhile on the caller's thread.
+//
+// It starts when the analysis has ended and returned its freed memory, not earlier. Started as
+// soon as the pairs' labels were final, beside DP steps and timelines, its record classes and cell
+// grid (tens of MB) met the timelines' memory peak while the heap still held the transfers they
+// had freed: at two threads the process peaked at 64-69 bytes per record on scale-10k and paper,
+// over what one thread needs, and the run was no faster (docs/performance.md).
 #pragma once
 
 #include <future>
@@ -30,8 +32,8 @@ class NetworkRuleBeside {
   NetworkRuleBeside& operator=(const NetworkRuleBeside&) = delete;
   ~NetworkRuleBeside();
 
-  // Copies what the rule reads of `labelled` (jobs, job_of, pairs) and starts it.
-  void Start(const analysis::AnalysisResults& labelled);
+  // Starts the rule on the analysis's `results`, which must also stay unchanged until Take.
+  void Start(const analysis::AnalysisResults& results);
   bool started() const { return running_.valid(); }
   // Waits for the findings (once; rethrows what the rule threw).
   diagnosis::NetworkFindings Take();
@@ -41,7 +43,6 @@ class NetworkRuleBeside {
   const PointTable& points_;
   const analysis::EndpointContext& ctx_;
   diagnosis::DiagnosisOptions options_;
-  analysis::AnalysisResults labelled_;
   std::future<diagnosis::NetworkFindings> running_;
 };
 
