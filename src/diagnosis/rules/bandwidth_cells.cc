@@ -124,19 +124,21 @@ class GridBuilder {
         open_bin_ = bin;
         first_open_row_ = r;
         open_row_relative_.clear();
-        open_route_.clear();
+        open_cells_of_row_.clear();
       }
+      // Rows are visited in order: the rows not judged since the last one get no cells.
       const size_t k = r - first_open_row_;
-      if (open_route_.size() <= k) open_route_.resize(k + 1, kNoRoute);
+      if (open_cells_of_row_.size() < k) open_cells_of_row_.resize(k, 0);
       if (sorted_) {
-        if (open_row_relative_.size() <= k) open_row_relative_.resize(k + 1);
-        open_row_relative_[k] = classes_.RelativeBandwidth(r);
+        if (open_row_relative_.size() < k) open_row_relative_.resize(k);
+        open_row_relative_.push_back(classes_.RelativeBandwidth(r));
       }
-      const uint32_t route = Route(r);
-      open_route_[k] = route;
-      for (uint32_t e : RouteOf(route)) open_cells_.push_back(OpenCell(e, bin, record_class));
+      const std::span<const uint32_t> route = RouteOf(Route(r));
+      for (uint32_t e : route) open_cells_.push_back(OpenCell(e, bin, record_class));
       for (EndpointId end : {f.src()[r], f.dst()[r]})
         open_cells_.push_back(OpenCell(AccessLink(end), bin, record_class));
+      // At most three switches and two fabric links, and the two access links.
+      open_cells_of_row_.push_back(static_cast<uint8_t>(route.size() + 2));
     }
     CloseBin();
   }
@@ -229,18 +231,19 @@ class GridBuilder {
     return c;
   }
 
-  // Calls visit(i, cell, row) for each (cell, row) of the open range in the order Run opened them
-  // (row by row: its route's elements, then its two access links), i counting them. The cells are
-  // kept in that order, 4 bytes each; each row's count of them comes from its route. A list of
-  // (cell, row), 8 bytes each, was ~18 MB per builder for a 5 s bin at 10,000 GPUs.
+  // Calls visit(row, first, cells) for each judged row of the open range in row order: `cells`
+  // are the row's cells in the order Run opened them (its route's elements, then its two access
+  // links), from index `first` of the open range's list. The cells are kept in that order, 4 bytes
+  // each, and each row's count of them in a byte; a list of (cell, row), 8 bytes each, was ~18 MB
+  // per builder for a 5 s bin at 10,000 GPUs.
   template <typename Visit>
-  void ForEachOpenCell(Visit&& visit) const {
-    size_t i = 0;
-    for (size_t k = 0; k < open_route_.size(); ++k) {
-      if (open_route_[k] == kNoRoute) continue;
-      const size_t row = first_open_row_ + k;
-      for (const size_t end = i + RouteOf(open_route_[k]).size() + 2; i < end; ++i)
-        visit(i, open_cells_[i], row);
+  void ForEachOpenRow(Visit&& visit) const {
+    size_t first = 0;
+    for (size_t k = 0; k < open_cells_of_row_.size(); ++k) {
+      const size_t n = open_cells_of_row_[k];
+      if (n == 0) continue;
+      visit(first_open_row_ + k, first, std::span<const int32_t>(open_cells_.data() + first, n));
+      first += n;
     }
   }
 
@@ -260,7 +263,7 @@ class GridBuilder {
   }
 
   // Closing the bin goes twice through its records' (cell, row) pairs in record order
-  // (ForEachOpenCell; a list per cell missed on nearly every record at 100,000 GPUs): once to count
+  // (ForEachOpenRow; a list per cell missed on nearly every record at 100,000 GPUs): once to count
   // each cell's records and slow records, once to add each record to its cell's load and jobs and
   // to place its row in its cell's run of one list for the judged cells' values and, when slow, of
   // the grid's slow rows, record order kept. So every sum and list is the one a pass over each
@@ -274,10 +277,13 @@ class GridBuilder {
     const double slow_below = 1 - rc_.options.min_bw_drop;
     records_of_.assign(open, 0);
     slow_of_.assign(open, 0);
-    ForEachOpenCell([&](size_t, int32_t cell, size_t row) {
-      const size_t k = size_t(cell) - first_open_;
-      ++records_of_[k];
-      slow_of_[k] += RelativeOf(row) < slow_below;
+    ForEachOpenRow([&](size_t row, size_t, std::span<const int32_t> cells) {
+      const bool slow = RelativeOf(row) < slow_below;
+      for (const int32_t cell : cells) {
+        const size_t k = size_t(cell) - first_open_;
+        ++records_of_[k];
+        slow_of_[k] += slow;
+      }
     });
     // Where each cell's values and slow rows go: its run of each list, cell after cell.
     value_at_.resize(open);
@@ -295,15 +301,20 @@ class GridBuilder {
     }
     grid_.slow_rows.resize(slow);
     judged_rows_.resize(values);
-    ForEachOpenCell([&](size_t i, int32_t cell, size_t row) {
-      if (i + kPrefetchAhead < open_cells_.size())
-        __builtin_prefetch(&grid_.cells[size_t(open_cells_[i + kPrefetchAhead])]);
-      const size_t k = size_t(cell) - first_open_;
-      Cell& c = grid_.cells[size_t(cell)];
-      c.bytes += double(rc_.flows.EstimatedBytes(row));
-      CountJob(c, classes_.ClassOf(row) / 2);
-      if (RelativeOf(row) < slow_below) grid_.slow_rows[slow_at_[k]++] = uint32_t(row);
-      if (c.flows >= kMinFlowsPerCell) judged_rows_[value_at_[k]++] = uint32_t(row);
+    ForEachOpenRow([&](size_t row, size_t first, std::span<const int32_t> cells) {
+      const double bytes = double(rc_.flows.EstimatedBytes(row));
+      const int job = classes_.ClassOf(row) / 2;
+      const bool slow = RelativeOf(row) < slow_below;
+      for (size_t j = 0; j < cells.size(); ++j) {
+        if (first + j + kPrefetchAhead < open_cells_.size())
+          __builtin_prefetch(&grid_.cells[size_t(open_cells_[first + j + kPrefetchAhead])]);
+        const size_t k = size_t(cells[j]) - first_open_;
+        Cell& c = grid_.cells[size_t(cells[j])];
+        c.bytes += bytes;
+        CountJob(c, job);
+        if (slow) grid_.slow_rows[slow_at_[k]++] = uint32_t(row);
+        if (c.flows >= kMinFlowsPerCell) judged_rows_[value_at_[k]++] = uint32_t(row);
+      }
     });
     size_t begin = 0;
     for (size_t k = 0; k < open; ++k) {
@@ -346,12 +357,11 @@ class GridBuilder {
   BigVector<uint32_t> judged_rows_;
   std::vector<double> cell_values_;
   // The open range's first row (sorted: the open bin's first judged row; unsorted: the run's
-  // first), each of its rows' route (kNoRoute: not judged; 4 bytes per record of one bin) and,
-  // sorted, each row's relative bandwidth (8 bytes per record of one bin; the bit per record of
-  // the window that marked the slow ones is not needed).
-  static constexpr uint32_t kNoRoute = UINT32_MAX;
+  // first), each of its rows' count of open cells (0: not judged) and, sorted, each row's relative
+  // bandwidth (8 bytes per record of one bin; the bit per record of the window that marked the
+  // slow ones is not needed).
   size_t first_open_row_ = 0;
-  BigVector<uint32_t> open_route_;
+  BigVector<uint8_t> open_cells_of_row_;
   std::vector<double> open_row_relative_;
   // Per open cell: its records and slow records, and where its next value and slow row go.
   std::vector<uint32_t> records_of_, slow_of_;
