@@ -111,6 +111,7 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
   timer.Lap("classify_pairs", pair_transfers);
   const std::vector<int> tp_of_job =
       RefineLabels(transfers, ctx, flows.endpoints().size(), window_end_ns, options, &results);
+  if (options.on_labels_final) options.on_labels_final(results);
   const DpGroupSteps groups =
       FindDpGroupSteps(results.pairs, transfers, ctx, results.job_of, tp_of_job, window_end_ns,
                        options.timelines.tail_guard_steps, options.timelines.steps, options.threads);
@@ -131,17 +132,17 @@ AnalysisResults Analyze(const flow::FlowTable& flows, const EndpointContext& ctx
     InferLayout(results.pairs, pairs_of_job[j], flows.endpoints(), ctx, &results.jobs[j],
                 &stage_of);
   // Timelines are the transfers' last use: each job's are freed as they are copied to its GPUs,
-  // so the timelines grow into their memory instead of adding to it (the analysis's peak).
-  std::vector<std::vector<Timeline>> per_job(results.jobs.size());
-  TimelineOptions timeline_options = options.timelines;
-  timeline_options.return_freed_transfers = options.threads > 1 && results.jobs.size() > 1;
-  ParallelFor(results.jobs.size(), options.threads, [&](size_t j) {
-    per_job[j] = BuildTimelines(static_cast<int>(j), results.jobs[j], results.pairs,
-                                pairs_of_job[j], &transfers,
-                                stage_of, ctx, window_end_ns, timeline_options);
-  });
-  for (auto& v : per_job)
-    for (auto& t : v) results.timelines.push_back(std::move(t));
+  // so the timelines grow into their memory instead of adding to it (the analysis's peak). One
+  // job at a time, on any number of threads: two jobs side by side took twice the CPU for the
+  // same wall time (their allocations queue on the one malloc arena, and the freed lists of one
+  // do not fit the other's large ones, so the heap had to be trimmed as they went), and with
+  // threads the network rule measures its record classes on the other core meanwhile.
+  for (size_t j = 0; j < results.jobs.size(); ++j) {
+    for (Timeline& t : BuildTimelines(static_cast<int>(j), results.jobs[j], results.pairs,
+                                      pairs_of_job[j], &transfers, stage_of, ctx, window_end_ns,
+                                      options.timelines))
+      results.timelines.push_back(std::move(t));
+  }
   timer.Lap("layout_timelines", pair_transfers);
 
   if (stats != nullptr) {

@@ -29,6 +29,10 @@ struct AnalysisOptions {
   // columns: the owner of the table may release them (FlowTable::ReleaseTransferColumns), 8 bytes
   // per record less at the peak of the analysis.
   std::function<void()> on_transfers_built;
+  // Called once the pairs' labels are final, before DP steps and timelines: `results` then holds
+  // the jobs (without their layouts), job_of and the pairs, labelled. What needs no more than that
+  // (the diagnosis's network rule) may start from a copy and run beside the rest.
+  std::function<void(const AnalysisResults& results)> on_labels_final;
 };
 
 struct AnalysisStats {

@@ -84,10 +84,20 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
     table.ReleaseTransferColumns();
     KeepBlocksForDiagnosis(table.size());
   };
+  // With threads, the network rule starts as soon as the labels are final and measures its
+  // record classes beside the analysis's later stages, then builds its grid once the analysis has
+  // returned its freed memory (network_rule_beside.h); on one thread it runs in Diagnose.
+  NetworkRuleBeside network(table, *in.points, ctx, diagnosis_options);
+  if (analysis_options.threads > 1)
+    analysis_options.on_labels_final = [&network](const analysis::AnalysisResults& labelled) {
+      network.Start(labelled);
+    };
   analysis::AnalysisResults results =
       analysis::Analyze(table, ctx, in.end_ns, analysis_options, &out.analysis);
+  analysis_options.on_labels_final = nullptr;
   analysis_options.on_transfers_built = nullptr;
   ReturnFreedMemory(table.size());
+  network.AnalysisDone();
   lap("analyze", out.records);  // replaced below by the analysis's own stages
   if (laps != nullptr && timer != nullptr) {
     laps->pop_back();
@@ -99,12 +109,8 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
 
   // With threads the network rule runs on a thread of its own beside the other rules
   // (network_rule_beside.h); on one thread Diagnose runs it with them.
-  NetworkRuleBeside network(table, *in.points, ctx, diagnosis_options);
   diagnosis::TakeNetworkFindings take_network;
-  if (diagnosis_options.threads > 1) {
-    network.Start(results);
-    take_network = [&network] { return network.Take(); };
-  }
+  if (network.started()) take_network = [&network] { return network.Take(); };
   std::vector<diagnosis::Finding> findings = diagnosis::Diagnose(
       table, *in.points, ctx, results, diagnosis_options, baselines, take_network);
   if (options.measure_switch_bandwidth) {

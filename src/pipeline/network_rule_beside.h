@@ -1,13 +1,17 @@
 // File: pipeline/network_rule_beside.h
-// The diagnosis's network rule (diagnosis/rules/bandwidth_rule.h) on a thread of its own, beside
-// the diagnosis's other rules. It is most of the diagnosis; the others read the analysis's steps
-// and timelines and run meanwhile on the caller's thread.
+// The diagnosis's network rule (diagnosis/rules/bandwidth_rule.h) on a thread of its own. It reads
+// the window's records, the endpoint context, which GPU is in which job and the pairs' labels;
+// the labels are final once classification is done (analysis::AnalysisOptions::on_labels_final),
+// so started then, from a copy of them, it gives the findings it would give after the whole
+// analysis. It is the larger part of diagnosis: with --threads > 1 it runs beside the analysis's
+// later stages and the diagnosis's other rules instead of after them.
 //
-// It starts when the analysis has ended and returned its freed memory, not earlier. Started as
-// soon as the pairs' labels were final, beside DP steps and timelines, its record classes and cell
-// grid (tens of MB) met the timelines' memory peak while the heap still held the transfers they
-// had freed: at two threads the process peaked at 64-69 bytes per record on scale-10k and paper,
-// over what one thread needs, and the run was no faster (docs/performance.md).
+// Only its first part runs beside the analysis: the record classes (CPU over every record, a few
+// MB), while the timelines are built one job at a time on the other core. Then it waits for
+// AnalysisDone before it builds its cell grid (tens of MB, the rule's memory peak). Built beside
+// the timelines, while the heap still held the transfers they had freed, the grid took the
+// process's peak at two threads to 64-69 bytes per record on scale-10k and paper, over what one
+// thread needs (docs/performance.md).
 #pragma once
 
 #include <future>
@@ -32,9 +36,12 @@ class NetworkRuleBeside {
   NetworkRuleBeside& operator=(const NetworkRuleBeside&) = delete;
   ~NetworkRuleBeside();
 
-  // Starts the rule on the analysis's `results`, which must also stay unchanged until Take.
-  void Start(const analysis::AnalysisResults& results);
+  // Copies what the rule reads of `labelled` (jobs, job_of, pairs) and starts it.
+  void Start(const analysis::AnalysisResults& labelled);
   bool started() const { return running_.valid(); }
+  // The analysis has ended and returned its freed memory: the rule may build its grid. Take and
+  // the destructor call it if the caller has not; once is enough.
+  void AnalysisDone();
   // Waits for the findings (once; rethrows what the rule threw).
   diagnosis::NetworkFindings Take();
 
@@ -43,6 +50,9 @@ class NetworkRuleBeside {
   const PointTable& points_;
   const analysis::EndpointContext& ctx_;
   diagnosis::DiagnosisOptions options_;
+  analysis::AnalysisResults labelled_;
+  std::promise<void> analysis_done_;
+  bool analysis_done_set_ = false;
   std::future<diagnosis::NetworkFindings> running_;
 };
 

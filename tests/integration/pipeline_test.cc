@@ -239,15 +239,24 @@ TEST(Pipeline, DegradedNicLinkIsNamedByItsGpu) {
   EXPECT_TRUE(found);
 }
 
-// With threads the network rule runs on a thread of its own beside the diagnosis's other rules
-// (pipeline/network_rule_beside.h): what it finds there must be what it finds in Diagnose.
-TEST(Pipeline, NetworkRuleBesideTheOtherRulesFindsWhatItFindsInDiagnose) {
+// With threads the network rule starts when the labels are final and runs beside the analysis's
+// later stages (pipeline/network_rule_beside.h): what it finds must be what it finds after them.
+TEST(Pipeline, NetworkRuleBesideTheAnalysisFindsWhatItFindsAfter) {
   auto run = Analyze(TinyWithDegradedLink());
   diagnosis::DiagnosisOptions o;
   o.threads = 2;
   pipeline::NetworkRuleBeside beside(run->table, run->points, run->ctx, o);
-  beside.Start(run->results);
+  analysis::AnalysisOptions threaded;
+  threaded.threads = 2;
+  size_t labelled_pairs = 0;
+  threaded.on_labels_final = [&](const analysis::AnalysisResults& labelled) {
+    labelled_pairs = labelled.pairs.size();
+    beside.Start(labelled);
+  };
+  const analysis::AnalysisResults results =
+      analysis::Analyze(run->table, run->ctx, run->truth.end_ns, threaded, nullptr);
   ASSERT_TRUE(beside.started());
+  EXPECT_EQ(labelled_pairs, results.pairs.size());
   const diagnosis::NetworkFindings early = beside.Take();
   const diagnosis::RuleContext rc{run->table, run->points, run->ctx, run->results, o};
   const diagnosis::NetworkFindings after = diagnosis::FindNetworkDegradation(rc);

@@ -1,11 +1,6 @@
 #include "analysis/timeline/timeline_builder.h"
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <span>
@@ -57,7 +52,6 @@ struct JobTransfers {
   std::vector<GpuTransfer> own;   // GPU l's transfers: own[own_first[l] .. own_first[l + 1])
   size_t pp_entries = 0;          // of `own`, the PP ones: at most the job's PP events
   std::vector<size_t> own_first;  // per local GPU, then the end
-  size_t freed_bytes = 0;         // of the pairs' transfer lists, freed as they were copied
   uint32_t LocalOf(EndpointId e) {
     return local.try_emplace(e, uint32_t(local.size())).first->second;
   }
@@ -123,31 +117,12 @@ JobTransfers SortTransfers(const std::vector<Pair>& pairs, PairIndices job_pairs
       }
       if (s >= 0 && s < num_stages) jt.stage_dp[s].push_back({t.start_ns, t.end_ns, t.bytes, from});
     }
-    jt.freed_bytes += transfers.capacity() * sizeof(Transfer);
     std::vector<Transfer>().swap(transfers);
   }
   for (size_t l = 0; l + 1 < jt.own_first.size(); ++l)
     std::sort(jt.own.begin() + long(jt.own_first[l]), jt.own.begin() + long(jt.own_first[l + 1]),
               [](const GpuTransfer& x, const GpuTransfer& y) { return x.start_ns < y.start_ns; });
   return jt;
-}
-
-// Gives the system the pages of the heap's free chunks once `freed_bytes` more (the job's
-// transfers, just freed by SortTransfers) bring what was freed since the last time to
-// kReturnFreedTransfersBytes. With jobs built side by side, the freed pair lists are small blocks
-// scattered through the heap that the other job's large lists (`own`, the PP events) do not fit
-// in, so they stayed resident beside them: at --threads 2 the heap's free bytes grew to 60-90 MB
-// during the timelines (scale-10k), the run's peak. malloc_trim walks the whole heap's free lists
-// under the arena's lock (a few ms), hence not after every job.
-constexpr size_t kReturnFreedTransfersBytes = size_t{16} << 20;
-
-void ReturnFreedTransfers(size_t freed_bytes) {
-#if defined(__GLIBC__)
-  static std::atomic<size_t> freed_since_trim{0};
-  if (freed_since_trim.fetch_add(freed_bytes) + freed_bytes < kReturnFreedTransfersBytes) return;
-  freed_since_trim = 0;
-  malloc_trim(0);
-#endif
 }
 
 // The job's steps' PP events, all in one array while the timelines are measured (one allocation
@@ -390,7 +365,6 @@ std::vector<Timeline> BuildTimelines(int job_index, const Job& job, const std::v
                                      int64_t window_end_ns, const TimelineOptions& options) {
   const int num_stages = std::max<int>(1, static_cast<int>(job.layout.stages.size()));
   JobTransfers jt = SortTransfers(pairs, job_pairs, pair_transfers, stage_of, num_stages);
-  if (options.return_freed_transfers) ReturnFreedTransfers(jt.freed_bytes);
 
   // Step boundaries per stage: ends of the DP activities.
   std::vector<std::vector<Activity>> stage_steps(num_stages);

@@ -33,10 +33,6 @@ struct TimelineOptions {
   // fifth of the analysis's peak memory (~30 per step), so a caller that draws none drops them;
   // their count stays (TimelineStep::pp_event_count).
   bool keep_pp_events = true;
-  // The pages of the jobs' freed transfers are given back to the system, every 16 MB freed
-  // (timeline_builder.cc, ReturnFreedTransfers). Set by Analyze when jobs are built side by side;
-  // one job at a time reuses what the last one freed (its peak is elsewhere, and a trim costs ms).
-  bool return_freed_transfers = false;
 };
 
 // `(*pair_transfers)[i]` are the transfers of `pairs[i]`; `job_pairs` the job's pairs (indices

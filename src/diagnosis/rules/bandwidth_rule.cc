@@ -402,13 +402,16 @@ void AddFindings(const CellGrid& grid, const Degradation& d, size_t e, const std
 
 }  // namespace
 
-NetworkFindings FindNetworkDegradation(const RuleContext& rc) {
+NetworkFindings FindNetworkDegradation(const RuleContext& rc,
+                                       const std::function<void()>& before_grid) {
   if (rc.flows.empty()) return {};
   const auto start = rc.flows.start_ns();
-  return JudgeFabric(rc, rc.flows.min_start_ns(), *std::max_element(start.begin(), start.end()));
+  return JudgeFabric(rc, rc.flows.min_start_ns(), *std::max_element(start.begin(), start.end()),
+                     before_grid);
 }
 
-NetworkFindings JudgeFabric(const RuleContext& rc, int64_t first_start_ns, int64_t last_start_ns) {
+NetworkFindings JudgeFabric(const RuleContext& rc, int64_t first_start_ns, int64_t last_start_ns,
+                            const std::function<void()>& before_grid) {
   NetworkFindings out;
   if (rc.flows.empty()) return out;
   // The endpoints' own paces need only the bins, not the cells: measured beside the classes.
@@ -419,6 +422,7 @@ NetworkFindings JudgeFabric(const RuleContext& rc, int64_t first_start_ns, int64
     if (task == 0) classes.emplace(RecordClasses::Measure(rc));
     else slow_endpoints = FindSlowEndpoints(rc, bins.t0, bins.bin_ns, bins.bins);
   });
+  if (before_grid) before_grid();
   const CellGrid grid = BuildCellGrid(rc, *classes, bins);
   classes.reset();
   // The classes' and the grid builder's big buffers were kept (core/big_blocks.h): nothing after

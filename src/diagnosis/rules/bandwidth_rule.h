@@ -10,6 +10,7 @@
 // of bins become findings.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,13 +25,18 @@ struct NetworkFindings {
   std::vector<std::vector<int>> jobs_affected;
 };
 
-NetworkFindings FindNetworkDegradation(const RuleContext& rc);
+// `before_grid`, when set, is called once the record classes are measured, before the cell grid
+// is built: the grid is the rule's memory peak, and a caller running the rule beside other work
+// (pipeline/network_rule_beside.h) holds it there until that work has returned its memory.
+NetworkFindings FindNetworkDegradation(const RuleContext& rc,
+                                       const std::function<void()>& before_grid = {});
 
 // The same on records that are part of a window (the records the rule reads: a fabric
 // contribution, fabric_contribution.h): the bins span the window's record starts
 // [first_start_ns, last_start_ns], not only these records'. FindNetworkDegradation is this on
 // the window's own span.
-NetworkFindings JudgeFabric(const RuleContext& rc, int64_t first_start_ns, int64_t last_start_ns);
+NetworkFindings JudgeFabric(const RuleContext& rc, int64_t first_start_ns, int64_t last_start_ns,
+                            const std::function<void()>& before_grid = {});
 
 // One switch's data-parallel traffic over the whole window, for a gauge per switch (every switch
 // that carried DP data, healthy or not). A DP data record (over one MTU, both ends in one job, its
