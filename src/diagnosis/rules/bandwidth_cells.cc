@@ -348,7 +348,7 @@ class GridBuilder {
   std::map<std::tuple<uint32_t, int, int>, uint32_t> odd_routes_;  // ids beyond the packed range
   std::vector<uint32_t> route_elements_;  // every route's elements, route after route
   std::vector<uint32_t> route_first_ = {0};  // route i is [route_first_[i], route_first_[i + 1])
-  // The open range's cells (ForEachOpenCell) and its judged cells' rows, cell after cell: 4 bytes
+  // The open range's cells (ForEachOpenRow) and its judged cells' rows, cell after cell: 4 bytes
   // each per record and element crossed in a bin, tens of MB at 100,000 GPUs, so in kept blocks
   // (core/big_blocks.h) that a doubling grows in place of fresh pages. The judged cells keep
   // their rows (4 bytes) where they kept their values (8): with two threads both runs' lists are
