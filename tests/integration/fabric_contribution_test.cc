@@ -242,7 +242,6 @@ TEST(FabricContribution, OneWindowOfHeldShardsSplitAndMergedJudgesAsOneWindow) {
   EXPECT_EQ(SplitThenMergedFindings({1, 0, 0}), ReferenceFindings());
 }
 
-// A part of no record: a shard held with no job in the window still answers for it.
 // The grid is built in one pass per run of bins when the records are sorted by start, and with
 // every bin open at once when they are not. Records whose bins come out of order (the later half
 // of the window's bins first, each bin's records in their order, so that every cell sums its
@@ -274,6 +273,7 @@ TEST(FabricContribution, RecordsOutOfStartOrderJudgeAsSorted) {
   EXPECT_EQ(MergedFindings({s.all}, rotated), sorted);
 }
 
+// A part of no record: a shard held with no job in the window still answers for it.
 TEST(FabricContribution, AShardOfNoRecordGetsAPartOfNone) {
   const Simulated& s = ShardsScenario();
   const diagnosis::FabricContribution c = ContributionOf(s.all, s.points);
