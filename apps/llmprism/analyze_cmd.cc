@@ -374,6 +374,7 @@ Status ReadFlowInputs(const AnalyzeArgs& args, int threads, bool progress,
     if (!read) return std::unexpected(read.error());
     builder->AddSource(path, prism::io::InputKindName(read->kind), read->records);
   }
+  all->ReleaseUnusedCapacity();
   if (all->empty()) {
     return MakeError(ErrorCode::kDataLoss, "no usable flow record in {}",
                      fmt::join(args.inputs, ", "));

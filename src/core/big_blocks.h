@@ -25,7 +25,8 @@ namespace prism {
 inline constexpr size_t kBigBlockMinBytes = size_t{4} << 20;
 
 // A block of at least `bytes` (>= kBigBlockMinBytes), page-aligned: cut from the smallest kept
-// block that holds it; else the largest kept block grown to the size; else a fresh mapping.
+// block that holds it; else the largest kept block grown to the size; else a fresh mapping, which
+// asks for transparent huge pages.
 // Throws std::bad_alloc when out of memory, as operator new does.
 void* TakeBigBlock(size_t bytes);
 // Gives back a block TakeBigBlock returned for `bytes`: kept for the next TakeBigBlock.

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 namespace prism {
 namespace {
@@ -134,6 +138,37 @@ TEST(BigBlocks, BigVectorsReuseEachOthersStorage) {
   EXPECT_FALSE(Overlap(small.data(), small.size(), first_data, n * sizeof(uint64_t)));
   rows = BigVector<uint32_t>();
   ReleaseBigBlocks();
+}
+
+// The VmFlags line of the mapping of /proc/self/smaps that holds `p`; empty when none does.
+std::string VmFlagsOf(const void* p) {
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  std::ifstream smaps("/proc/self/smaps");
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream range(line);
+    if (range >> std::hex >> lo >> dash >> hi && dash == '-') {
+      inside = lo <= at && at < hi;
+    } else if (inside && line.starts_with("VmFlags:")) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(BigBlocks, AFreshBlockAsksForHugePages) {
+  if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled")) {
+    GTEST_SKIP() << "this kernel has no transparent huge pages";
+  }
+  ReleaseBigBlocks();
+  void* block = TakeBigBlock(16 * kMiB);
+  const std::string flags = VmFlagsOf(block);
+  GiveBackBigBlock(block, 16 * kMiB);
+  ReleaseBigBlocks();
+  ASSERT_FALSE(flags.empty()) << "no mapping holds the block in /proc/self/smaps";
+  EXPECT_NE(flags.find(" hg"), std::string::npos) << flags;  // hg: madvise(MADV_HUGEPAGE)
 }
 
 }  // namespace

@@ -165,6 +165,14 @@ void FlowTable::AppendTail(FlowTableTail&& tail, std::span<const PointId> point_
   release(&start_ns_, &end_ns_, &src_, &dst_, &bytes_, &qp_, &point_, &sampling_rate_);
 }
 
+void FlowTable::ReleaseUnusedCapacity() {
+  const size_t end = size();
+  auto release = [&](auto*... column) {
+    (ReleaseRowsPastEnd(column, end, column->capacity()), ...);
+  };
+  release(&start_ns_, &end_ns_, &src_, &dst_, &bytes_, &qp_, &point_, &sampling_rate_);
+}
+
 void FlowTable::Reserve(size_t rows) {
   start_ns_.reserve(rows);
   end_ns_.reserve(rows);

@@ -27,6 +27,10 @@ class FlowTable : public FlowSink, public BatchSink {
   // exactly as OnRecord would one by one.
   void OnBatch(RecordBatch* batch) override;
   void Reserve(size_t rows);
+  // Gives back to the system the pages of each column's capacity past its rows (after the last
+  // append: a reservation sized by an estimate leaves them unused, and in a huge page the
+  // untouched rest of the last one is resident all the same).
+  void ReleaseUnusedCapacity();
   // Room for the records that follow this table's, read apart on other threads (the later runs
   // of a file: pipeline/ipfix_read_on_threads.h): from now on the table itself takes at most
   // `own_rows` more rows (checked), and tail k, which may fill on another thread meanwhile, at

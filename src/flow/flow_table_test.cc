@@ -2,6 +2,8 @@
 #include "flow/flow_table_testing.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <random>
@@ -391,6 +393,39 @@ TEST(FlowTable, BatchesGiveTheTableRecordsGive) {
   batched.KeepRows(10'000, 20'000);
   feed(30'000, records.size());
   expect_same();
+}
+
+// The resident pages among the whole pages of [begin, end) (mincore).
+size_t ResidentPages(const void* begin, const void* end) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(begin) + page - 1) & ~(page - 1);
+  const uintptr_t hi = reinterpret_cast<uintptr_t>(end) & ~(page - 1);
+  if (lo >= hi) return 0;
+  std::vector<unsigned char> in_core((hi - lo) / page);
+  if (mincore(reinterpret_cast<void*>(lo), hi - lo, in_core.data()) != 0) return SIZE_MAX;
+  return static_cast<size_t>(std::count_if(in_core.begin(), in_core.end(),
+                                           [](unsigned char c) { return (c & 1) != 0; }));
+}
+
+TEST(FlowTable, UnusedCapacityGoesBackToTheSystem) {
+  constexpr size_t kRows = 1 << 20;  // 8 MiB of starts: a big block (core/big_blocks.h)
+  FlowTable t;
+  t.Reserve(kRows);
+  for (size_t i = 0; i < kRows; ++i) {
+    t.OnRecord(Rec("10.0.0.1", "10.0.0.2", static_cast<int64_t>(i), i));
+  }
+  // KeepRows keeps the columns' storage: the rows past the kept ones were written, so resident.
+  t.KeepRows(0, 1000);
+  const int64_t* starts = t.start_ns().data();
+  ASSERT_GT(ResidentPages(starts + 1000, starts + kRows), 0u);
+  t.ReleaseUnusedCapacity();
+  EXPECT_EQ(ResidentPages(starts + 1000, starts + kRows), 0u);
+  const uint64_t* bytes = t.bytes().data();
+  EXPECT_EQ(ResidentPages(bytes + 1000, bytes + kRows), 0u);
+  ASSERT_EQ(t.size(), 1000u);  // the rows themselves stay
+  EXPECT_EQ(t.start_ns()[999], 999);
+  EXPECT_EQ(t.bytes()[999], 999u);
+  EXPECT_EQ(t.endpoints().size(), 2u);
 }
 
 }  // namespace
