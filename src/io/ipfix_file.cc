@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -261,14 +262,16 @@ StatusOr<uint64_t> ReadIpfixFile(const std::string& path, FlowSink* sink, PointT
                                  Stats* stats) {
   PRISM_ASSIGN_OR_RETURN(auto reader, FileReader::Open(path));
   IpfixFileFramer decoder(path, sink, points, stats);
-  // Larger than one message plus the 2 bytes of look-ahead used to resynchronize.
-  std::vector<std::byte> buf(4 << 20);
+  const std::unique_ptr<std::byte[]> storage(new std::byte[kIpfixReadBufferBytes]);
+  const std::span<std::byte> buf(storage.get(), kIpfixReadBufferBytes);
   size_t filled = 0;
   uint64_t base = 0;
   for (;;) {
-    if (filled == buf.size()) buf.resize(buf.size() * 2);  // defensive; cannot happen
+    // The framer leaves less than a message undecoded (or all of a buffer of garbage it gave up
+    // on, then `used` is the whole buffer): there is always room to read.
+    PRISM_CHECK(filled < buf.size());
     size_t want = buf.size() - filled;
-    PRISM_ASSIGN_OR_RETURN(size_t n, reader->Read(std::span(buf).subspan(filled, want)));
+    PRISM_ASSIGN_OR_RETURN(size_t n, reader->Read(buf.subspan(filled, want)));
     filled += n;
     bool eof = n < want;
     size_t used = decoder.Decode(reinterpret_cast<const uint8_t*>(buf.data()), filled, base, eof);

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <utility>
 
 #include "core/big_endian.h"
+#include "io/ipfix_file.h"
 
 namespace prism::io {
 namespace {
@@ -20,7 +22,6 @@ constexpr uint16_t kOptionsTemplateSetId = 3;
 // Each domain has its own state in the decoder, bounded in number; far below the bound, every
 // run's decoder keeps every domain's state as the one-pass decoder would.
 constexpr size_t kMaxDomains = 256;
-constexpr size_t kReadBufferBytes = 4 << 20;  // as ReadIpfixFile's
 
 class Fd {
  public:
@@ -162,14 +163,15 @@ Status IpfixRunReader::Read() {
   // The last run reads to the end of the file, as the one-pass reader does.
   const bool last = run_ + 1 == plan_.starts.size();
   const uint64_t end = last ? UINT64_MAX : plan_.starts[run_ + 1];
-  std::vector<uint8_t> buf(kReadBufferBytes);
+  const std::unique_ptr<uint8_t[]> storage(new uint8_t[kIpfixReadBufferBytes]);  // as ReadIpfixFile's
+  const std::span<uint8_t> buf(storage.get(), kIpfixReadBufferBytes);
   size_t filled = 0;
   uint64_t base = plan_.starts[run_];
   for (;;) {
     const size_t want =
         static_cast<size_t>(std::min<uint64_t>(buf.size() - filled, end - base - filled));
     PRISM_ASSIGN_OR_RETURN(size_t n, ReadAt(fd.get(), plan_.path,
-                                            std::span(buf).subspan(filled, want), base + filled));
+                                            buf.subspan(filled, want), base + filled));
     filled += n;
     const bool at_end = n < want || base + filled == end;
     const size_t used = framer_.Decode(buf.data(), filled, base, at_end);
