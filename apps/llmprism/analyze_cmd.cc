@@ -34,6 +34,7 @@
 #include "capture_options.h"
 #include "cli_checks.h"
 #include "counters_cmd.h"
+#include "heap_huge_pages.h"
 #include "output_file.h"
 #include "record_options.h"
 
@@ -269,6 +270,7 @@ void PrintTimings(const std::vector<prism::analysis::StageTime>& laps, uint64_t 
     total.peak_rss_bytes = std::max(total.peak_rss_bytes, s.peak_rss_bytes);
   }
   stages.push_back(total);
+  fmt::print(stderr, "memory: heap in {}\n", prism::app::HeapPagesNote());
   fmt::print(stderr, "timings: {:<18} {:>12} {:>9} {:>9} {:>12} {:>12} {:>9} {:>8}\n", "stage", "items",
              "cpu_s", "wall_s", "items/cpu_s", "peak_rss_mb", "B/record", "rss_mb");
   for (const auto& s : stages) {

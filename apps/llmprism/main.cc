@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "heap_huge_pages.h"
+
 // One Register*Command per *_cmd.cc: adds its subcommand to `app`; the subcommand's callback runs
 // during parse and stores the process exit code in *exit_code (0 ok, 1 input problems counted,
 // 2 unusable input or arguments).
@@ -17,6 +19,7 @@ void RegisterPublishCommand(CLI::App& app, int* exit_code);
 void RegisterRecogniseCommand(CLI::App& app, int* exit_code);
 
 int main(int argc, char** argv) {
+  prism::app::ReexecWithHugePageHeap(argv);  // returns only when nothing is to be done
   CLI::App app{"llmprism: diagnose LLM training jobs from switch-level flow records"};
   app.require_subcommand(1);
   int exit_code = 0;

@@ -403,8 +403,8 @@ size_t ResidentPages(const void* begin, const void* end) {
   if (lo >= hi) return 0;
   std::vector<unsigned char> in_core((hi - lo) / page);
   if (mincore(reinterpret_cast<void*>(lo), hi - lo, in_core.data()) != 0) return SIZE_MAX;
-  return static_cast<size_t>(std::count_if(in_core.begin(), in_core.end(),
-                                           [](unsigned char c) { return (c & 1) != 0; }));
+  return static_cast<size_t>(
+      std::count_if(in_core.begin(), in_core.end(), [](unsigned char c) { return (c & 1) != 0; }));
 }
 
 TEST(FlowTable, UnusedCapacityGoesBackToTheSystem) {

@@ -163,15 +163,16 @@ Status IpfixRunReader::Read() {
   // The last run reads to the end of the file, as the one-pass reader does.
   const bool last = run_ + 1 == plan_.starts.size();
   const uint64_t end = last ? UINT64_MAX : plan_.starts[run_ + 1];
-  const std::unique_ptr<uint8_t[]> storage(new uint8_t[kIpfixReadBufferBytes]);  // as ReadIpfixFile's
+  // As ReadIpfixFile's buffer (io/ipfix_file.h).
+  const std::unique_ptr<uint8_t[]> storage(new uint8_t[kIpfixReadBufferBytes]);
   const std::span<uint8_t> buf(storage.get(), kIpfixReadBufferBytes);
   size_t filled = 0;
   uint64_t base = plan_.starts[run_];
   for (;;) {
     const size_t want =
         static_cast<size_t>(std::min<uint64_t>(buf.size() - filled, end - base - filled));
-    PRISM_ASSIGN_OR_RETURN(size_t n, ReadAt(fd.get(), plan_.path,
-                                            buf.subspan(filled, want), base + filled));
+    PRISM_ASSIGN_OR_RETURN(size_t n,
+                           ReadAt(fd.get(), plan_.path, buf.subspan(filled, want), base + filled));
     filled += n;
     const bool at_end = n < want || base + filled == end;
     const size_t used = framer_.Decode(buf.data(), filled, base, at_end);

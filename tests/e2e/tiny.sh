@@ -31,6 +31,19 @@ cmp "$dir/report_ipfix.json" "$dir/report_again.json" || { echo "FAIL: report no
 "$bin" analyze "$dir/sim/flows.ipfix" --topology "$dir/sim/topology.csv" \
   --report "$dir/report_summary.json" > /dev/null
 
+# The heap asks for huge pages where the system gives them on request, unless the operator says
+# otherwise (apps/llmprism/heap_huge_pages.h); --timings says which, from the kernel's own view.
+if grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null; then
+  env -u GLIBC_TUNABLES "$bin" analyze "$dir/sim/flows.ipfix" --topology "$dir/sim/topology.csv" \
+    --timings > /dev/null 2> "$dir/timings_default.txt"
+  grep -q "^memory: heap in huge pages" "$dir/timings_default.txt" ||
+    { echo "FAIL: heap not in huge pages by default: $(grep memory: "$dir/timings_default.txt")" >&2; exit 1; }
+  GLIBC_TUNABLES=glibc.malloc.hugetlb=0 "$bin" analyze "$dir/sim/flows.ipfix" \
+    --topology "$dir/sim/topology.csv" --timings > /dev/null 2> "$dir/timings_small.txt"
+  grep -q "^memory: heap in small pages" "$dir/timings_small.txt" ||
+    { echo "FAIL: glibc.malloc.hugetlb=0 not kept: $(grep memory: "$dir/timings_small.txt")" >&2; exit 1; }
+fi
+
 python3 - "$dir" <<'PY'
 import json, sys
 d = sys.argv[1]
