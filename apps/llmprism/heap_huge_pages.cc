@@ -1,5 +1,6 @@
 #include "heap_huge_pages.h"
 
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -59,6 +60,9 @@ void ReexecWithHugePageHeap(char** argv) {
   const std::string current = tunables == nullptr ? "" : tunables;
   if (current.find(kHugeHeap) != std::string::npos) return;
   if (!HugePagesOnRequest() || AnotherAllocator()) return;
+  // Started by naming the loader (ld-linux ... llmprism ARGS): /proc/self/exe is the loader, and
+  // these arguments are not its own. The loader then has no base of its own (AT_BASE 0).
+  if (getauxval(AT_BASE) == 0) return;
   const std::string wanted = (current.empty() ? "" : current + ":") + kHugeHeap + "=1";
   if (setenv(kTunables, wanted.c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);

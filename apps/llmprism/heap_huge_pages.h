@@ -12,6 +12,7 @@
 //   - the system's huge pages are not in "madvise" mode (under "always" the heap has them anyway,
 //     under "never" nothing can),
 //   - another allocator or a tool stands in for glibc's (a sanitizer build, valgrind),
+//   - the program was started by naming the dynamic loader,
 //   - the re-execution fails.
 #pragma once
 
