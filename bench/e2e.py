@@ -58,6 +58,14 @@ def parse_timings(err):
     return order, stages
 
 
+def heap_pages(err):
+    """What --timings says of the heap's pages ("huge pages (GLIBC_TUNABLES=...)"), or ""."""
+    for line in err.splitlines():
+        if line.startswith("memory: heap in "):
+            return line[len("memory: heap in "):]
+    return ""
+
+
 def simulate(args, scenario):
     if scenario in args.data:
         return args.data[scenario], None
@@ -80,7 +88,8 @@ def analyze_runs(args, d, threads):
         la = load()
         (out, err, wall), cpu = rusage_delta(lambda: run_child(cmd))
         order, stages = parse_timings(err)
-        runs.append(dict(order=order, stages=stages, cpu=cpu, wall=wall, load=la))
+        runs.append(dict(order=order, stages=stages, cpu=cpu, wall=wall, load=la,
+                         heap=heap_pages(err)))
     return runs
 
 
@@ -92,8 +101,9 @@ def report(scenario, threads, runs, summary):
     order = runs[0]["order"]
     records = runs[0]["stages"]["total"]["items"]
     loads = [r["load"] for r in runs]
+    heaps = sorted({r["heap"] for r in runs})
     print(f"\n## {scenario}, --threads {threads}: {records} records, {len(runs)} runs, "
-          f"load average {min(loads):.1f}-{max(loads):.1f}")
+          f"load average {min(loads):.1f}-{max(loads):.1f}; heap in {' / '.join(heaps) or '?'}")
     print(f"| stage | items | CPU s (median) | items / CPU s | wall s (median) | peak RSS MB | B/record |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name in order:

@@ -214,7 +214,9 @@ f"{b}: {runs[b][-1]['wall']:.2f} s" for b in bins) + f"; nfdump {nf_runs[-1]['wa
     for b in bins:
         parsed = [parse_timings(r["err"]) for r in runs[b]]
         order = parsed[0][0]
-        print(f"\n### --timings, {b} (medians of {args.runs})")
+        heaps = sorted({line[len("memory: heap in "):] for r in runs[b]
+                        for line in r["err"].splitlines() if line.startswith("memory: heap in ")})
+        print(f"\n### --timings, {b} (medians of {args.runs}; heap in {' / '.join(heaps) or '?'})")
         print("| stage | CPU s | wall s | peak RSS MB |")
         print("|---|---:|---:|---:|")
         for name in order:
