@@ -14,6 +14,10 @@
 //   - another allocator or a tool stands in for glibc's (a sanitizer build, valgrind),
 //   - the program was started by naming the dynamic loader,
 //   - the re-execution fails.
+// main calls it for `analyze` only. In a process that lives for days (`serve`), the kernel's
+// khugepaged would in time fill every 2 MiB range of the heap that holds one live page into a
+// whole huge page (its default max_ptes_none of 511): a fragmented heap would grow in RSS with no
+// more memory in use. serve's big blocks are its windows' and go back to the system after each.
 #pragma once
 
 #include <string>

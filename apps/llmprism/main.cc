@@ -1,6 +1,7 @@
 // llmprism: black-box performance diagnosis of LLM training jobs from switch-level flow records.
 // Subcommands are registered by their own *_cmd.cc files; main only dispatches.
 #include <exception>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -19,7 +20,11 @@ void RegisterPublishCommand(CLI::App& app, int* exit_code);
 void RegisterRecogniseCommand(CLI::App& app, int* exit_code);
 
 int main(int argc, char** argv) {
-  prism::app::ReexecWithHugePageHeap(argv);  // returns only when nothing is to be done
+  // `analyze` only: a run of seconds to minutes whose heap grows by hundreds of MB. A long-lived
+  // `serve` keeps small pages (heap_huge_pages.h says why).
+  if (argc > 1 && std::string_view(argv[1]) == "analyze") {
+    prism::app::ReexecWithHugePageHeap(argv);  // returns only when nothing is to be done
+  }
   CLI::App app{"llmprism: diagnose LLM training jobs from switch-level flow records"};
   app.require_subcommand(1);
   int exit_code = 0;
