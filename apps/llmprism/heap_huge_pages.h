@@ -1,12 +1,12 @@
 // File: apps/llmprism/heap_huge_pages.h
 // The heap in transparent huge pages, as the big blocks already are (core/big_blocks.h). Page
 // faults, not zeroing, are what fresh memory costs on a virtual machine; after the big blocks
-// the heap's growth took most of the rest (scale-10k, one thread: 37,000 of 39,000 faults, and
-// 20% of the wall time: docs/performance.md). glibc asks for huge pages in its heap only when
-// told at start-up (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, read by the loader before main, with
-// no call to set it later), so main calls this first: when the environment does not already say,
-// it adds the setting and executes the program again, in the same process with the same
-// arguments. Nothing is done, and the program goes on as it is, when:
+// the heap's growth took most of the rest (scale-10k, one thread: 37,000 of 39,000 faults; in
+// huge pages 11% less wall time there, 18% at paper: docs/performance.md). glibc asks for huge
+// pages in its heap only when told at start-up (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, read by
+// the loader before main, with no call to set it later), so main calls this first: when the
+// environment does not already say, it adds the setting and executes the program again, in the
+// same process with the same arguments. Nothing is done, and the program goes on as it is, when:
 //   - GLIBC_TUNABLES already names glibc.malloc.hugetlb (the run after the re-execution, or the
 //     operator's choice: glibc.malloc.hugetlb=0 keeps the heap in small pages),
 //   - the system's huge pages are not in "madvise" mode (under "always" the heap has them anyway,
