@@ -121,7 +121,9 @@ for s in 0 1; do state ${port[$s]} "$work/S$s.json"; done
 # so their count can reach both shards' windows while the last window's are still on the way.
 w0=$(health ${port[0]} '["windows_analysed"]') w1=$(health ${port[1]} '["windows_analysed"]')
 windows=$(( w0 > w1 ? w0 : w1 ))
-judged_before=$($py -c "import json,sys; print(json.load(open(sys.argv[1]))['stream']['windows_judged'])" "$work/F-before.json")
+# The windows the first fabric stage committed: its log's lines, one per window (its snapshot,
+# F-before.json, misses a window judged between the snapshot and the kill).
+judged_before=$(grep -c "llmprism serve: fabric window [0-9]" "$work/fabric.log" || true)
 for _ in $(seq 300); do
   [ "$(fabric_ingest "['windows_judged'] + $judged_before")" -ge "$windows" ] &&
     [ "$(fabric_ingest "['windows_pending'] + s['lag_messages']")" -eq 0 ] && break
