@@ -47,17 +47,17 @@ namespace prism::io {
 
 // Private enterprise number of llmprism's own information elements. 32473 is the PEN that
 // RFC 5612 reserves for documentation; replace it if the project registers its own with IANA.
-// What a file is read in, at most: larger than one message (64 KiB) plus the 2 bytes of
-// look-ahead used to resynchronize, and small enough to stay in the L2 cache, where the decoder
-// reads what the kernel just copied. Left uninitialized: zeroing it and the page faults of its
-// first touch were a third of a small file's read (4 MiB buffer, 65,000 records).
-inline constexpr size_t kIpfixReadBufferBytes = size_t{256} << 10;
-
 inline constexpr uint32_t kPrismEnterpriseNumber = 32473;
 inline constexpr uint16_t kPrismIeRoceDestQp = 1;        // unsigned32
 inline constexpr uint16_t kPrismIeObservationPoint = 2;  // string (switch name)
 inline constexpr uint16_t kIpfixTemplateV4 = 256;
 inline constexpr uint16_t kIpfixTemplateV6 = 257;
+
+// What a file is read in, at most: larger than one message (64 KiB) plus the 2 bytes of
+// look-ahead used to resynchronize, and small enough to stay in the L2 cache, where the decoder
+// reads what the kernel just copied. Left uninitialized: zeroing it and the page faults of its
+// first touch were a third of a small file's read (4 MiB buffer, 65,000 records).
+inline constexpr size_t kIpfixReadBufferBytes = size_t{256} << 10;
 
 // Moves every record of one message written by IpfixFileWriter later by `seconds` (its start and
 // end, in place): a sender can resend the same encoded messages as new traffic without encoding
