@@ -74,7 +74,6 @@ std::vector<FlowTableTail> FlowTable::MakeTails(size_t own_rows,
     end += room;
   }
   tails_out_ = tails.size();
-  tails_end_ = size();
   if (tails_out_ == 0) row_limit_ = SIZE_MAX;
   return tails;
 }
@@ -108,7 +107,6 @@ void FlowTable::AppendTail(FlowTableTail&& tail, std::span<const PointId> point_
   auto same = [](auto v) { return v; };
   auto endpoint = [&](EndpointId e) { return endpoint_of[e]; };
   auto point = [&](PointId p) { return p == kNoPoint ? p : point_of[p]; };
-  tails_end_ = std::max(tails_end_, from + n);
   // Each column's tail rows [from, from + n) move down to its end (from >= size()), mapped as
   // they go. The capacity, reserved by MakeTails, holds them without a reallocation. The two
   // ranges may overlap: the rows move in chunks no longer than the gap between them, so no
@@ -160,9 +158,7 @@ void FlowTable::AppendTail(FlowTableTail&& tail, std::span<const PointId> point_
   tail = FlowTableTail(0, 0, {});
   if (--tails_out_ > 0) return;
   row_limit_ = SIZE_MAX;
-  const size_t end = size();
-  auto release = [&](auto*... column) { (ReleaseRowsPastEnd(column, end, tails_end_), ...); };
-  release(&start_ns_, &end_ns_, &src_, &dst_, &bytes_, &qp_, &point_, &sampling_rate_);
+  ReleaseUnusedCapacity();  // the pages the tails wrote past the table's end
 }
 
 void FlowTable::ReleaseUnusedCapacity() {

@@ -116,11 +116,9 @@ class FlowTable : public FlowSink, public BatchSink {
   BigVector<uint32_t> sampling_rate_;
   int64_t min_start_ns_ = INT64_MAX, max_end_ns_ = INT64_MIN;
   bool sorted_by_start_ = false;
-  // While tails are out (MakeTails): the rows the table may hold, the tails not yet appended and
-  // the end of the rows they may have written.
+  // While tails are out (MakeTails): the rows the table may hold and the tails not yet appended.
   size_t row_limit_ = SIZE_MAX;
   size_t tails_out_ = 0;
-  size_t tails_end_ = 0;
 };
 
 }  // namespace prism::flow
