@@ -1,5 +1,7 @@
 #include "core/chunked_vector.h"
 
+#include "core/big_blocks.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,7 +10,7 @@
 namespace prism {
 namespace {
 
-struct Wide {  // the size of a grid cell: 2,048 to a chunk
+struct Wide {  // the size of a grid cell: 74,898 to a chunk
   uint64_t value = 7;
   char pad[48];
 };
@@ -52,6 +54,24 @@ TEST(ChunkedVector, ACopyGrowsOnFromItsLastElement) {
   ASSERT_EQ(copy.size(), 2 * k + 10);
   for (size_t i = 0; i < copy.size(); ++i) ASSERT_EQ(copy[i], i) << i;
   EXPECT_EQ(list.size(), k + 10);  // the original is untouched
+}
+
+// Chunks are big blocks: given back when the list goes, kept, and taken again by the next list
+// (pages already touched, in huge pages where the system allows), not heap memory.
+TEST(ChunkedVector, ChunksAreBigBlocksTheNextListTakesAgain) {
+  ReleaseBigBlocks();
+  {
+    ChunkedVector<Wide> list;
+    for (size_t i = 0; i < ChunkedVector<Wide>::kChunkElements + 1; ++i) list.emplace_back();
+    EXPECT_EQ(KeptBigBlockBytes(), 0u);
+  }
+  EXPECT_EQ(KeptBigBlockBytes(), 2 * kBigBlockMinBytes);
+  ChunkedVector<Wide> next;
+  next.emplace_back();
+  EXPECT_EQ(KeptBigBlockBytes(), kBigBlockMinBytes);
+  next.Drain([](Wide&) {});
+  EXPECT_EQ(KeptBigBlockBytes(), 2 * kBigBlockMinBytes);
+  ReleaseBigBlocks();
 }
 
 }  // namespace

@@ -15,6 +15,8 @@ namespace prism::diagnosis {
 namespace {
 
 constexpr uint16_t kNotJudged = UINT16_MAX;
+// The cells a record is in: at most three switches and two fabric links, and the two access links.
+constexpr size_t kMaxCellsPerRow = 7;
 
 }  // namespace
 
@@ -113,6 +115,7 @@ class GridBuilder {
     const auto& f = rc_.flows;
     const auto start = f.start_ns();
     first_open_row_ = begin;
+    if (sorted_) ReserveForBins(start, begin, end);
     for (size_t r = begin; r < end; ++r) {
       const int record_class = classes_.ClassOf(r);
       if (record_class < 0) continue;
@@ -137,13 +140,35 @@ class GridBuilder {
       for (uint32_t e : route) open_cells_.push_back(OpenCell(e, bin, record_class));
       for (EndpointId end : {f.src()[r], f.dst()[r]})
         open_cells_.push_back(OpenCell(AccessLink(end), bin, record_class));
-      // At most three switches and two fabric links, and the two access links.
       open_cells_of_row_.push_back(static_cast<uint8_t>(route.size() + 2));
     }
     CloseBin();
   }
 
  private:
+  // The open bin's lists sized once for the run's largest bin, in big blocks when large (core/
+  // big_blocks.h): grown by doubling, each bin's first rows copied them again and again into
+  // fresh heap pages, and the heap diagnosis grows into was just trimmed (pipeline/
+  // analyze_window.cc) into 4 KiB pages, each a fault that is dear on a virtual machine (~10,000
+  // of them for the grid at 10,240 GPUs on two threads, docs/performance.md). A row opens at most
+  // its route's three switches and two fabric links and its two access links.
+  void ReserveForBins(std::span<const int64_t> start, size_t begin, size_t end) {
+    if (begin >= end) return;
+    size_t rows = 0;
+    for (size_t first = begin; first < end;) {
+      const int64_t bin = (start[first] - grid_.t0) / grid_.bin_ns;
+      const size_t next = size_t(std::lower_bound(start.begin() + first, start.begin() + end,
+                                                  grid_.t0 + (bin + 1) * grid_.bin_ns) -
+                                 start.begin());
+      rows = std::max(rows, next - first);
+      first = next;
+    }
+    open_row_relative_.reserve(rows);
+    open_cells_of_row_.reserve(rows);
+    open_cells_.reserve(kMaxCellsPerRow * rows);
+    judged_rows_.reserve(kMaxCellsPerRow * rows);
+  }
+
   size_t ElementFor(const std::string& name, ElementKind kind, const std::string& a,
                     const std::string& b, EndpointId endpoint = 0) {
     auto [it, inserted] = grid_.index.try_emplace(name, grid_.elements.size());
@@ -362,7 +387,7 @@ class GridBuilder {
   // slow ones is not needed).
   size_t first_open_row_ = 0;
   BigVector<uint8_t> open_cells_of_row_;
-  std::vector<double> open_row_relative_;
+  BigVector<double> open_row_relative_;
   // Per open cell: its records and slow records, and where its next value and slow row go.
   std::vector<uint32_t> records_of_, slow_of_;
   std::vector<size_t> value_at_, slow_at_;
