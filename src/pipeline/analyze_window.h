@@ -87,6 +87,9 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
 // every kept big block but the one diagnosis of a window of `records` takes first.
 void ReturnFreedMemory(size_t records);
 
+// The first half of that: the freed heap goes back to the OS.
+void ReturnFreedHeap();
+
 // Of the kept big blocks, only the one diagnosis of a window of `records` takes first (its record
 // classes, 2 bytes per record: diagnosis/rules/bandwidth_cells.h) stays; the rest is unmapped.
 void KeepBlocksForDiagnosis(size_t records);
