@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 namespace prism::io {
 namespace {
@@ -98,15 +99,24 @@ StatusOr<size_t> FileReader::ReadZstd(std::span<std::byte> out) {
 
 StatusOr<std::string> ReadWholeFile(const std::string& path) {
   PRISM_ASSIGN_OR_RETURN(auto reader, FileReader::Open(path));
+  // Read straight into the string's spare capacity, doubled when full: resizing by 1 MiB before
+  // each read zero-filled 2 MiB for a 400 KB topology (500 page faults at start-up).
   std::string data;
-  constexpr size_t kChunk = 1 << 20;
-  for (;;) {
-    size_t old = data.size();
-    data.resize(old + kChunk);
-    auto span = std::as_writable_bytes(std::span<char>(data.data() + old, kChunk));
-    PRISM_ASSIGN_OR_RETURN(size_t n, reader->Read(span));
-    data.resize(old + n);
-    if (n == 0) break;
+  size_t capacity = size_t{1} << 16;
+  for (bool end = false; !end;) {
+    std::optional<Error> error;
+    const size_t old = data.size();
+    if (old == capacity) capacity *= 2;
+    data.resize_and_overwrite(capacity, [&](char* p, size_t n) {
+      StatusOr<size_t> read = reader->Read(std::as_writable_bytes(std::span<char>(p + old, n - old)));
+      if (!read) {
+        error = read.error();
+        return old;
+      }
+      end = *read == 0;
+      return old + *read;
+    });
+    if (error) return std::unexpected(*error);
   }
   return data;
 }
