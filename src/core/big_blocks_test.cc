@@ -171,5 +171,18 @@ TEST(BigBlocks, AFreshBlockAsksForHugePages) {
   EXPECT_NE(flags.find(" hg"), std::string::npos) << flags;  // hg: madvise(MADV_HUGEPAGE)
 }
 
+// A fresh block starts at a huge page boundary whatever its length, so that every huge page it
+// covers whole is one (the system aligns a mapping only when its length is whole huge pages).
+TEST(BigBlocks, AFreshBlockStartsAtAHugePageBoundary) {
+  ReleaseBigBlocks();
+  for (const size_t bytes : {5 * kMiB + 4096, 7 * kMiB + 12288, 9 * kMiB + 4096}) {
+    void* block = TakeBigBlock(bytes);
+    std::memset(block, 1, bytes);  // usable whole
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(block) % (2 * kMiB), 0u) << bytes;
+    GiveBackBigBlock(block, bytes);
+    ReleaseBigBlocks();
+  }
+}
+
 }  // namespace
 }  // namespace prism
