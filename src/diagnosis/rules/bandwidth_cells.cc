@@ -119,7 +119,7 @@ class GridBuilder {
     for (size_t r = begin; r < end; ++r) {
       const int record_class = classes_.ClassOf(r);
       if (record_class < 0) continue;
-      const int64_t bin = (start[r] - grid_.t0) / grid_.bin_ns;
+      const int64_t bin = BinOf(start[r]);
       if (sorted_ && bin != open_bin_) {
         CloseBin();
         for (uint32_t slot : open_slots_) open_cell_[slot] = -1;
@@ -146,6 +146,8 @@ class GridBuilder {
   }
 
  private:
+  int64_t BinOf(int64_t start_ns) const { return (start_ns - grid_.t0) / grid_.bin_ns; }
+
   // The open bin's lists sized once for the run's largest bin, in big blocks when large (core/
   // big_blocks.h): grown by doubling, each bin's first rows copied them again and again into
   // fresh heap pages, and the heap diagnosis grows into was just trimmed (pipeline/
@@ -156,9 +158,10 @@ class GridBuilder {
     if (begin >= end) return;
     size_t rows = 0;
     for (size_t first = begin; first < end;) {
-      const int64_t bin = (start[first] - grid_.t0) / grid_.bin_ns;
-      const size_t next = size_t(std::lower_bound(start.begin() + first, start.begin() + end,
-                                                  grid_.t0 + (bin + 1) * grid_.bin_ns) -
+      // The bin's rows by their bin, as Run numbers them (a bin's end time may not fit in 64 bits).
+      const int64_t bin = BinOf(start[first]);
+      const size_t next = size_t(std::partition_point(start.begin() + first, start.begin() + end,
+                                                      [&](int64_t s) { return BinOf(s) <= bin; }) -
                                  start.begin());
       rows = std::max(rows, next - first);
       first = next;
