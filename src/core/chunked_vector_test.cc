@@ -1,11 +1,11 @@
 #include "core/chunked_vector.h"
 
-#include "core/big_blocks.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
+
+#include "core/big_blocks.h"
 
 namespace prism {
 namespace {

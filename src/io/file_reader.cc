@@ -108,7 +108,8 @@ StatusOr<std::string> ReadWholeFile(const std::string& path) {
     const size_t old = data.size();
     if (old == capacity) capacity *= 2;
     data.resize_and_overwrite(capacity, [&](char* p, size_t n) {
-      StatusOr<size_t> read = reader->Read(std::as_writable_bytes(std::span<char>(p + old, n - old)));
+      const StatusOr<size_t> read =
+          reader->Read(std::as_writable_bytes(std::span<char>(p + old, n - old)));
       if (!read) {
         error = read.error();
         return old;

@@ -148,12 +148,11 @@ class GridBuilder {
  private:
   int64_t BinOf(int64_t start_ns) const { return (start_ns - grid_.t0) / grid_.bin_ns; }
 
-  // The open bin's lists sized once for the run's largest bin, in big blocks when large (core/
-  // big_blocks.h): grown by doubling, each bin's first rows copied them again and again into
-  // fresh heap pages, and the heap diagnosis grows into was just trimmed (pipeline/
-  // analyze_window.cc) into 4 KiB pages, each a fault that is dear on a virtual machine (~10,000
-  // of them for the grid at 10,240 GPUs on two threads, docs/performance.md). A row opens at most
-  // its route's three switches and two fabric links and its two access links.
+  // The open bin's lists sized once for the run's largest bin, in big blocks when large
+  // (core/big_blocks.h). Grown by doubling, each bin's first rows copied them again and again
+  // into fresh heap pages, and the heap diagnosis grows into was just trimmed into 4 KiB pages
+  // (pipeline/analyze_window.cc), each a fault that is dear on a virtual machine: with the cells,
+  // ~6,000 of the grid's ~10,600 at 10,240 GPUs on two threads (docs/performance.md).
   void ReserveForBins(std::span<const int64_t> start, size_t begin, size_t end) {
     if (begin >= end) return;
     size_t rows = 0;
