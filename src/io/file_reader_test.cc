@@ -35,6 +35,14 @@ std::string Pattern(size_t n) {
   return s;
 }
 
+// `bytes` as one zstd frame; empty if zstd fails.
+std::string ZstdOf(const std::string& bytes) {
+  std::string packed(ZSTD_compressBound(bytes.size()), '\0');
+  const size_t n = ZSTD_compress(packed.data(), packed.size(), bytes.data(), bytes.size(), 3);
+  packed.resize(ZSTD_isError(n) ? 0 : n);
+  return packed;
+}
+
 TEST(ReadWholeFile, ReadsAFileSeveralTimesItsFirstBufferWhole) {
   const std::string bytes = Pattern(300'000);  // past 64 KiB, doubled three times
   const TempFile file(bytes);
@@ -57,10 +65,8 @@ TEST(ReadWholeFile, ReadsAnEmptyFileAndOneOfExactlyTheFirstBuffer) {
 
 TEST(ReadWholeFile, DecompressesAZstdFile) {
   const std::string bytes = Pattern(200'000);
-  std::string packed(ZSTD_compressBound(bytes.size()), '\0');
-  const size_t n = ZSTD_compress(packed.data(), packed.size(), bytes.data(), bytes.size(), 3);
-  ASSERT_FALSE(ZSTD_isError(n));
-  packed.resize(n);
+  const std::string packed = ZstdOf(bytes);
+  ASSERT_FALSE(packed.empty());
   const TempFile file(packed);
   const StatusOr<std::string> data = ReadWholeFile(file.path());
   ASSERT_TRUE(data) << data.error().message;
@@ -68,12 +74,9 @@ TEST(ReadWholeFile, DecompressesAZstdFile) {
 }
 
 TEST(ReadWholeFile, ATruncatedZstdFileIsAnError) {
-  const std::string bytes = Pattern(200'000);
-  std::string packed(ZSTD_compressBound(bytes.size()), '\0');
-  const size_t n = ZSTD_compress(packed.data(), packed.size(), bytes.data(), bytes.size(), 3);
-  ASSERT_FALSE(ZSTD_isError(n));
-  packed.resize(n / 2);
-  const TempFile file(packed);
+  const std::string packed = ZstdOf(Pattern(200'000));
+  ASSERT_FALSE(packed.empty());
+  const TempFile file(packed.substr(0, packed.size() / 2));
   const StatusOr<std::string> data = ReadWholeFile(file.path());
   ASSERT_FALSE(data);
   EXPECT_EQ(data.error().code, ErrorCode::kDataLoss);
