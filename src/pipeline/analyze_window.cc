@@ -50,12 +50,6 @@ void KeepBlocksForDiagnosis(size_t records) { KeepBigBlocksFor({sizeof(uint16_t)
 // only part of what the analysis freed (its transfers, and with threads the workers' lists):
 // without this the peak RSS of diagnosis counted ~50 MB (1 thread) to ~130 MB (2 threads) of freed
 // memory at paper scale. A few ms: malloc_trim walks the free lists and madvises whole free pages.
-// Of the kept big blocks (core/big_blocks.h) only the one diagnosis takes first stays.
-void ReturnFreedMemory(size_t records) {
-  KeepBlocksForDiagnosis(records);
-  ReturnFreedHeap();
-}
-
 // The trim gives pages back 4 KiB at a time, splitting the huge pages of the heap it cuts into:
 // what is allocated in the heap after it refills those holes a 4 KiB fault at a time, each dear on
 // a virtual machine (docs/performance.md). So it comes as late as the memory peak allows: just

@@ -83,11 +83,7 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
                             analysis::StageTimer* timer = nullptr,
                             std::vector<analysis::StageTime>* laps = nullptr);
 
-// Returns the heap the analysis freed to the OS (glibc keeps freed pages resident otherwise) and
-// every kept big block but the one diagnosis of a window of `records` takes first.
-void ReturnFreedMemory(size_t records);
-
-// The first half of that: the freed heap goes back to the OS.
+// Returns the heap the analysis freed to the OS (glibc keeps freed pages resident otherwise).
 void ReturnFreedHeap();
 
 // Of the kept big blocks, only the one diagnosis of a window of `records` takes first (its record

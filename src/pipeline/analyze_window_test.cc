@@ -29,18 +29,17 @@ TEST(AnalyzeWindow, TheBlockKeptForDiagnosisIsWhatItsRecordClassesTake) {
   ReleaseBigBlocks();
 }
 
-// Before diagnosis the freed heap goes back and of the kept blocks only the classes' stays, whatever
-// else the analysis left kept.
-TEST(AnalyzeWindow, ReturningFreedMemoryKeepsOnlyTheRecordClassesBlock) {
+// Before diagnosis only the classes' block stays kept, whatever else the analysis left kept.
+TEST(AnalyzeWindow, BeforeDiagnosisOnlyTheRecordClassesBlockStaysKept) {
   ReleaseBigBlocks();
   {
     BigVector<uint64_t> large(kRecords);
     BigVector<uint32_t> medium(kRecords);
   }
-  ReturnFreedMemory(kRecords);
+  KeepBlocksForDiagnosis(kRecords);
   EXPECT_EQ(KeptBigBlockBytes(), sizeof(uint16_t) * kRecords);
   EXPECT_EQ(KeptBigBlocks(), 1u);
-  ReturnFreedMemory(0);  // a window too small for big blocks keeps none
+  KeepBlocksForDiagnosis(0);  // a window too small for big blocks keeps none
   EXPECT_EQ(KeptBigBlockBytes(), 0u);
   ReleaseBigBlocks();
 }
