@@ -15,6 +15,7 @@
 #include "core/prefetch.h"
 #include "core/status.h"
 #include "flow/radix_sort.h"
+#include "flow/sampling_rates.h"
 #include "flow/row_runs.h"
 
 namespace prism::flow {
@@ -22,6 +23,7 @@ namespace prism::flow {
 void FlowTable::OnRecord(const FlowRecord& r) {
   PRISM_CHECK(start_ns_.size() < row_limit_);  // a tail's room follows (MakeTails)
   sorted_by_start_ = false;
+  AppendSamplingRates(&sampling_rate_, size(), {&r.sampling_rate, 1});
   start_ns_.push_back(r.start_ns);
   end_ns_.push_back(r.end_ns);
   src_.push_back(endpoint_cache_.Intern(r.src, &endpoints_));
@@ -29,7 +31,6 @@ void FlowTable::OnRecord(const FlowRecord& r) {
   bytes_.push_back(r.bytes);
   qp_.push_back(r.qp);
   point_.push_back(r.point);
-  sampling_rate_.push_back(r.sampling_rate);
   min_start_ns_ = std::min(min_start_ns_, r.start_ns);
   max_end_ns_ = std::max(max_end_ns_, r.end_ns);
 }
@@ -38,6 +39,7 @@ void FlowTable::OnBatch(RecordBatch* batch) {
   const size_t n = batch->size;
   PRISM_CHECK(n <= row_limit_ - start_ns_.size());  // a tail's room follows (MakeTails)
   sorted_by_start_ = false;
+  AppendSamplingRates(&sampling_rate_, size(), std::span(batch->sampling_rate.data(), n));
   auto append = [n](auto* column, const auto& from) {
     column->insert(column->end(), from.begin(), from.begin() + static_cast<ptrdiff_t>(n));
   };
@@ -46,7 +48,6 @@ void FlowTable::OnBatch(RecordBatch* batch) {
   append(&bytes_, batch->bytes);
   append(&qp_, batch->qp);
   append(&point_, batch->point);
-  append(&sampling_rate_, batch->sampling_rate);
   for (size_t i = 0; i < n; ++i) {
     src_.push_back(endpoint_cache_.Intern(batch->src[i], &endpoints_));
     dst_.push_back(endpoint_cache_.Intern(batch->dst[i], &endpoints_));
@@ -69,7 +70,7 @@ std::vector<FlowTableTail> FlowTable::MakeTails(size_t own_rows,
     const FlowTableTail::Columns at{start_ns_.data() + end, end_ns_.data() + end,
                                     src_.data() + end,      dst_.data() + end,
                                     bytes_.data() + end,    qp_.data() + end,
-                                    point_.data() + end,    sampling_rate_.data() + end};
+                                    point_.data() + end};
     tails.push_back(FlowTableTail(end, room, at));
     end += room;
   }
@@ -97,6 +98,7 @@ void ReleaseRowsPastEnd(BigVector<T>* column, size_t from, size_t to) {
 void FlowTable::AppendTail(FlowTableTail&& tail, std::span<const PointId> point_of, int threads) {
   PRISM_CHECK(tails_out_ > 0 && tail.first_row_ >= size());
   sorted_by_start_ = false;
+  const size_t before = size();
   std::vector<EndpointId> endpoint_of(tail.endpoints_.size());
   for (size_t e = 0; e < endpoint_of.size(); ++e) {
     endpoint_of[e] = endpoints_.Intern(tail.endpoints_.Addr(static_cast<EndpointId>(e)));
@@ -145,7 +147,6 @@ void FlowTable::AppendTail(FlowTableTail&& tail, std::span<const PointId> point_
     move_column(&dst_, endpoint);
     move_column(&qp_, same);
     move_column(&point_, point);
-    move_column(&sampling_rate_, same);
   };
   if (threads > 1 && n >= (size_t{1} << 16)) {
     std::thread helper(first_group);
@@ -155,6 +156,9 @@ void FlowTable::AppendTail(FlowTableTail&& tail, std::span<const PointId> point_
     first_group();
     second_group();
   }
+  // The tail's rates were taken apart from the columns (flow/sampling_rates.h).
+  if (!tail.sampling_rate_.empty()) AppendSamplingRates(&sampling_rate_, before, tail.sampling_rate_);
+  else if (!sampling_rate_.empty()) sampling_rate_.resize(before + n, 1);
   tail = FlowTableTail(0, 0, {});
   if (--tails_out_ > 0) return;
   row_limit_ = SIZE_MAX;
@@ -177,7 +181,7 @@ void FlowTable::Reserve(size_t rows) {
   bytes_.reserve(rows);
   qp_.reserve(rows);
   point_.reserve(rows);
-  sampling_rate_.reserve(rows);
+  if (!sampling_rate_.empty()) sampling_rate_.reserve(rows);  // else none is held (sampling_rates.h)
 }
 
 namespace {
@@ -265,7 +269,8 @@ void FlowTable::SortByStart(int threads) {
   }
   Permute({&end_ns_}, order, threads);
   Permute({&bytes_}, order, threads);
-  Permute({&src_, &dst_, &qp_, &point_, &sampling_rate_}, order, threads);
+  if (sampling_rate_.empty()) Permute({&src_, &dst_, &qp_, &point_}, order, threads);
+  else Permute({&src_, &dst_, &qp_, &point_, &sampling_rate_}, order, threads);
   OrderEqualStarts(threads);
   sorted_by_start_ = true;
 }
@@ -324,7 +329,7 @@ void FlowTable::OrderEqualStartsIn(size_t lo, size_t hi) {
       apply(&bytes_);
       apply(&qp_);
       apply(&point_);
-      apply(&sampling_rate_);
+      if (!sampling_rate_.empty()) apply(&sampling_rate_);
     }
     i = j;
   }
@@ -383,7 +388,7 @@ FlowTable FlowTable::CopyRows(size_t lo, size_t hi) const {
   copy(bytes_, &w.bytes_);
   copy(qp_, &w.qp_);
   copy(point_, &w.point_);
-  copy(sampling_rate_, &w.sampling_rate_);
+  if (!sampling_rate_.empty()) copy(sampling_rate_, &w.sampling_rate_);
   w.src_.resize(hi - lo);
   w.dst_.resize(hi - lo);
   for (size_t r = lo; r < hi; ++r) {
@@ -413,7 +418,7 @@ void FlowTable::KeepRows(size_t lo, size_t hi, int threads) {
   keep(&bytes_);
   keep(&qp_);
   keep(&point_);
-  keep(&sampling_rate_);
+  if (!sampling_rate_.empty()) keep(&sampling_rate_);
   OnRowRuns(size(), threads, [&](size_t begin, size_t end, size_t) {
     for (size_t r = begin; r < end; ++r) {
       src_[r] = remap[src_[r]];
@@ -430,8 +435,8 @@ void FlowTable::KeepRows(size_t lo, size_t hi, int threads) {
 
 void FlowTable::ReleaseTransferColumns() {
   BigVector<uint32_t>().swap(qp_);
-  // Unsampled input (nearly always) frees its 4 bytes per record; sampled input keeps them for
-  // EstimatedBytes.
+  // Unsampled input holds no rates (flow/sampling_rates.h), nor does a window cut from sampled
+  // input whose own records are all unsampled; sampled input keeps them for EstimatedBytes.
   if (std::all_of(sampling_rate_.begin(), sampling_rate_.end(), [](uint32_t n) { return n <= 1; })) {
     BigVector<uint32_t>().swap(sampling_rate_);
   }

@@ -15,6 +15,7 @@
 #include "core/record_batch.h"
 #include "flow/endpoint_cache.h"
 #include "flow/flow_table_tail.h"
+#include "flow/sampling_rates.h"
 
 namespace prism::flow {
 
@@ -70,7 +71,9 @@ class FlowTable : public FlowSink, public BatchSink {
   std::span<const uint64_t> bytes() const { return bytes_; }
   std::span<const uint32_t> qp() const { return qp_; }
   std::span<const PointId> point() const { return point_; }
+  // Empty when no record is sampled (flow/sampling_rates.h); SamplingRate reads either way.
   std::span<const uint32_t> sampling_rate() const { return sampling_rate_; }
+  uint32_t SamplingRate(size_t r) const { return SamplingRateOf(sampling_rate_, r); }
   // The bytes of the traffic record `r` stands for: a 1-in-N sampled record (sFlow, sampled
   // IPFIX) carries the bytes of its samples and stands for N times them. Wherever bytes are set
   // against time (rates, paces, offered load) this is the figure; thresholds on what a record
@@ -113,7 +116,7 @@ class FlowTable : public FlowSink, public BatchSink {
   BigVector<uint64_t> bytes_;
   BigVector<uint32_t> qp_;
   BigVector<PointId> point_;
-  BigVector<uint32_t> sampling_rate_;
+  BigVector<uint32_t> sampling_rate_;  // empty while no record is sampled (sampling_rates.h)
   int64_t min_start_ns_ = INT64_MAX, max_end_ns_ = INT64_MIN;
   bool sorted_by_start_ = false;
   // While tails are out (MakeTails): the rows the table may hold and the tails not yet appended.

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/status.h"
+#include "flow/sampling_rates.h"
 
 namespace prism::flow {
 
@@ -19,7 +20,7 @@ void FlowTableTail::OnRecord(const FlowRecord& r) {
   at_.bytes[i] = r.bytes;
   at_.qp[i] = r.qp;
   at_.point[i] = r.point;
-  at_.sampling_rate[i] = r.sampling_rate;
+  AppendSamplingRates(&sampling_rate_, i, {&r.sampling_rate, 1});
   min_start_ns_ = std::min(min_start_ns_, r.start_ns);
   max_end_ns_ = std::max(max_end_ns_, r.end_ns);
 }
@@ -37,7 +38,7 @@ void FlowTableTail::OnBatch(RecordBatch* batch) {
   copy(at_.bytes, batch->bytes);
   copy(at_.qp, batch->qp);
   copy(at_.point, batch->point);
-  copy(at_.sampling_rate, batch->sampling_rate);
+  AppendSamplingRates(&sampling_rate_, at, std::span(batch->sampling_rate.data(), n));
   for (size_t i = 0; i < n; ++i) {
     at_.src[at + i] = endpoint_cache_.Intern(batch->src[i], &endpoints_);
     at_.dst[at + i] = endpoint_cache_.Intern(batch->dst[i], &endpoints_);

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/big_blocks.h"
 #include "core/flow_record.h"
 #include "core/name_table.h"
 #include "core/record_batch.h"
@@ -35,7 +36,6 @@ class FlowTableTail : public FlowSink, public BatchSink {
     uint64_t* bytes = nullptr;
     uint32_t* qp = nullptr;
     PointId* point = nullptr;
-    uint32_t* sampling_rate = nullptr;
   };
 
   FlowTableTail(size_t first_row, size_t room, const Columns& at)
@@ -48,6 +48,9 @@ class FlowTableTail : public FlowSink, public BatchSink {
   size_t rows_ = 0;
   EndpointTable endpoints_;
   EndpointCache endpoint_cache_;
+  // Apart from the table's columns: the table holds none until a record is sampled, so there is
+  // no room past its end to write them into (flow/sampling_rates.h).
+  BigVector<uint32_t> sampling_rate_;
   int64_t min_start_ns_ = INT64_MAX, max_end_ns_ = INT64_MIN;
 };
 

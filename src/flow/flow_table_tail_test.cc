@@ -105,6 +105,37 @@ TEST_P(FlowTableTails, AppendedGiveTheTableOfOneByOne) {
   EXPECT_EQ(got.size(), total + 1);
 }
 
+// The table holds sampling rates only once a record is sampled (flow/sampling_rates.h), and a
+// tail holds its own: one sampled record, in a tail or among the table's rows taken while the
+// tails fill, gives the rates of the table that took every record one by one.
+TEST(FlowTableTailsSampling, OneSampledRecordAnywhereGivesTheTableOfOneByOne) {
+  const size_t before = 10, own = 300, tail_rows = 400;
+  for (const size_t sampled_row : {size_t{5}, before + 100, before + own + 250, size_t{2'000}}) {
+    std::vector<FlowRecord> records = Records(before + own + 2 * tail_rows, 11);
+    for (FlowRecord& r : records) r.sampling_rate = r.sampling_rate == 2 ? 0 : r.sampling_rate;
+    if (sampled_row < records.size()) records[sampled_row].sampling_rate = 32;
+    FlowTable want;
+    for (const FlowRecord& r : records) want.OnRecord(r);
+
+    FlowTable got;
+    for (size_t i = 0; i < before; ++i) got.OnRecord(records[i]);
+    const std::vector<size_t> rooms = {tail_rows, tail_rows};
+    std::vector<FlowTableTail> tails = got.MakeTails(own, rooms);
+    const std::span<const FlowRecord> all(records);
+    FeedAsBatch(all.subspan(before + own, tail_rows), &tails[0]);
+    FeedOneByOne(all.subspan(before + own + tail_rows, tail_rows), &tails[1]);
+    for (size_t i = before; i < before + own; ++i) got.OnRecord(records[i]);
+    std::vector<PointId> point_of(kTailPointShift + 6, kNoPoint);
+    for (PointId p = 0; p < 6; ++p) point_of[p + kTailPointShift] = p;
+    for (FlowTableTail& tail : tails) got.AppendTail(std::move(tail), point_of);
+    SCOPED_TRACE(sampled_row);
+    EXPECT_EQ(got.sampling_rate().empty(), sampled_row >= records.size());
+    ExpectSameTable(got, want);
+    for (size_t r = 0; r < records.size(); ++r)
+      ASSERT_EQ(got.SamplingRate(r), r == sampled_row ? 32u : 1u) << r;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Gaps, FlowTableTails,
     testing::Values(Split{"ShortGapsRowByRow", 10, 300, 350, {400, 250}, {410, 900}},

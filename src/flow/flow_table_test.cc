@@ -62,6 +62,51 @@ TEST(FlowTable, EstimatedBytesScaleSampledRecordsAndSurviveRelease) {
   EXPECT_EQ(sampled.bytes()[0], 5000u);
 }
 
+// Unsampled records hold no rate; the first sampled one fills in 1 for the records before it,
+// and from then on the rates follow their records through the sort and the cuts.
+TEST(FlowTable, SamplingRatesAreHeldOnceARecordIsSampled) {
+  FlowTable t;
+  FlowRecord r = Rec("10.0.0.1", "10.0.0.2", 500, 5000);
+  t.OnRecord(r);  // a rate of 0: unknown, read as 1
+  r.sampling_rate = 1;
+  r.start_ns = 400;
+  t.OnRecord(r);
+  EXPECT_TRUE(t.sampling_rate().empty());
+  EXPECT_EQ(t.SamplingRate(1), 1u);
+
+  RecordBatch batch;
+  batch.Reserve(2);
+  r.start_ns = 300;
+  r.sampling_rate = 0;
+  PutRow(&batch, 0, r);
+  r.start_ns = 200;
+  r.sampling_rate = 64;
+  PutRow(&batch, 1, r);
+  batch.size = 2;
+  t.OnBatch(&batch);
+  EXPECT_EQ(std::vector<uint32_t>(t.sampling_rate().begin(), t.sampling_rate().end()),
+            (std::vector<uint32_t>{1, 1, 1, 64}));
+
+  t.SortByStart();  // starts 200, 300, 400, 500
+  EXPECT_EQ(std::vector<uint32_t>(t.sampling_rate().begin(), t.sampling_rate().end()),
+            (std::vector<uint32_t>{64, 1, 1, 1}));
+  EXPECT_EQ(t.EstimatedBytes(0), 64u * 5000);
+  const FlowTable first = t.CopyRows(0, 2);
+  EXPECT_EQ(first.SamplingRate(0), 64u);
+  EXPECT_EQ(first.SamplingRate(1), 1u);
+  t.KeepRows(1, 4);
+  EXPECT_EQ(t.sampling_rate().size(), 3u);
+  EXPECT_EQ(t.EstimatedBytes(0), 5000u);
+
+  FlowTable unsampled;
+  unsampled.OnRecord(Rec("10.0.0.1", "10.0.0.2", 500, 5000));
+  unsampled.OnRecord(Rec("10.0.0.1", "10.0.0.3", 100, 5000));
+  unsampled.SortByStart();
+  unsampled.KeepRows(0, 1);
+  EXPECT_TRUE(unsampled.sampling_rate().empty());
+  EXPECT_TRUE(unsampled.CopyRows(0, 1).sampling_rate().empty());
+}
+
 // The order SortByStart promises: (start, end, src, dst) by the table's endpoint ids, ties of all
 // four in loading order — computed here the slow, obvious way.
 struct Row {
@@ -76,7 +121,7 @@ std::vector<Row> Rows(const FlowTable& t) {
   std::vector<Row> rows;
   for (size_t i = 0; i < t.size(); ++i) {
     rows.push_back({t.start_ns()[i], t.end_ns()[i], t.src()[i], t.dst()[i], t.bytes()[i],
-                    t.qp()[i], t.sampling_rate()[i], t.point()[i]});
+                    t.qp()[i], t.SamplingRate(i), t.point()[i]});
   }
   return rows;
 }
@@ -253,7 +298,7 @@ TEST(FlowTableSort, CopyAndKeepRowsAreSortedByTheirOwnIds) {
     r.dst = all.endpoints().Addr(all.dst()[i]);
     r.bytes = all.bytes()[i];
     r.qp = all.qp()[i];
-    r.sampling_rate = all.sampling_rate()[i];
+    r.sampling_rate = all.SamplingRate(i);
     r.point = all.point()[i];
     reloaded.OnRecord(r);
   }

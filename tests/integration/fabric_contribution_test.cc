@@ -73,7 +73,7 @@ std::vector<Window> SplitByJob(const Simulated& s, const std::vector<int>& shard
     rec.bytes = f.bytes()[r];
     rec.qp = f.qp()[r];
     rec.point = f.point()[r];
-    rec.sampling_rate = f.sampling_rate()[r];
+    rec.sampling_rate = f.SamplingRate(r);
     shards[job < 0 ? 0 : size_t(shard_of_job[size_t(job)])].table.OnRecord(rec);
   }
   for (Window& w : shards) {

@@ -126,7 +126,7 @@ inline std::vector<FlowRecord> RecordsOf(const flow::FlowTable& t) {
     x.bytes = t.bytes()[r];
     x.packets = std::max<uint64_t>(1, x.bytes / 4096);
     x.qp = t.has_transfer_columns() ? t.qp()[r] : 0;
-    x.sampling_rate = t.has_transfer_columns() ? t.sampling_rate()[r] : 1;
+    x.sampling_rate = t.has_transfer_columns() ? t.SamplingRate(r) : 1;
     x.point = t.point()[r];
     x.proto = 17;
     x.dst_port = 4791;
