@@ -64,7 +64,7 @@ const ShardWindows& Windows() {
         FlowRecord rec{.start_ns = start[r], .end_ns = all.end_ns()[r],
                        .src = all.endpoints().Addr(all.src()[r]),
                        .dst = all.endpoints().Addr(all.dst()[r]), .qp = all.qp()[r],
-                       .bytes = all.bytes()[r], .sampling_rate = all.SamplingRate(r),
+                       .bytes = all.Bytes(r), .sampling_rate = all.SamplingRate(r),
                        .point = all.point()[r]};
         shard[job > 0 ? 1 : 0].OnRecord(rec);
         ++w->records;

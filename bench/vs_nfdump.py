@@ -11,13 +11,16 @@ lost; the received flow count must equal the file's), then runs, in paired round
 and prints the medians of wall and CPU (user + sys) seconds, minor page faults and peak RSS of
 each, the ratios llmprism / nfdump (median of the per-round ratios: both members of a round see
 about the same machine load), and llmprism's per-stage --timings table (medians). The order
-within a round alternates (llmprism first in odd rounds, nfdump first in even ones). --bin may be
+within a round is reversed every other round (llmprism builds first, then nfdump; then nfdump
+first, builds in reverse), and each run starts after a pause (--pause, 3 s): on the virtual
+machines this was measured on, a run started at once after another ran up to 40% slower, and
+which member of a pair came second decided the comparison (docs/performance.md). --bin may be
 given more than once to compare builds in the same rounds (e.g. before / after a change); each is
 compared with nfdump. --analyze-arg adds an argument to every analyze command (e.g. --timelines).
 
   bench/vs_nfdump.py [--bin build/apps/llmprism/llmprism ...] [--work /tmp/llmprism-vs-nfdump]
                      [--scenario scale-10k] [--seed 5] [--runs 3] [--threads 1] [--data DIR]
-                     [--analyze-arg ARG ...] [--keep]
+                     [--analyze-arg ARG ...] [--pause 3] [--keep]
 
 Needs nfcapd and nfdump (Debian: nfdump). The nfcapd file and the simulated directory (a few
 hundred MB at scale-10k) stay under --work for reuse unless --data is given; delete it when done.
@@ -129,6 +132,7 @@ def main():
     ap.add_argument("--data", help="a simulated directory to reuse (flows.ipfix, topology.csv)")
     ap.add_argument("--analyze-arg", action="append", default=[])
     ap.add_argument("--rate", type=float, default=1e6, help="replay records per second into nfcapd")
+    ap.add_argument("--pause", type=float, default=3.0, help="seconds of rest before each timed run")
     args = ap.parse_args()
     bins = args.bin or ["build/apps/llmprism/llmprism"]
     for tool in ("nfcapd", "nfdump"):
@@ -173,10 +177,11 @@ def main():
     nf_runs = []
     for i in range(args.runs):
         la = load()
-        order = [("nfdump", None)] + [("llmprism", b) for b in bins]
-        if i % 2 == 0:
-            order = order[1:] + order[:1]
+        order = [("llmprism", b) for b in bins] + [("nfdump", None)]
+        if i % 2 == 1:
+            order.reverse()
         for kind, b in order:
+            time.sleep(args.pause)
             if kind == "nfdump":
                 r = timed(nf_cmd)
                 if r["rc"] != 0:

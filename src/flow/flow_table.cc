@@ -15,7 +15,7 @@
 #include "core/prefetch.h"
 #include "core/status.h"
 #include "flow/radix_sort.h"
-#include "flow/sampling_rates.h"
+#include "flow/lazy_column.h"
 #include "flow/row_runs.h"
 
 namespace prism::flow {
@@ -23,12 +23,13 @@ namespace prism::flow {
 void FlowTable::OnRecord(const FlowRecord& r) {
   PRISM_CHECK(start_ns_.size() < row_limit_);  // a tail's room follows (MakeTails)
   sorted_by_start_ = false;
-  AppendSamplingRates(&sampling_rate_, size(), {&r.sampling_rate, 1});
+  AppendLazy(&sampling_rate_, size(), std::span(&r.sampling_rate, 1), 1u, HeldSamplingRate);
+  AppendLazy(&bytes_high_, size(), std::span(&r.bytes, 1), 0u, HighBytes);
   start_ns_.push_back(r.start_ns);
   end_ns_.push_back(r.end_ns);
   src_.push_back(endpoint_cache_.Intern(r.src, &endpoints_));
   dst_.push_back(endpoint_cache_.Intern(r.dst, &endpoints_));
-  bytes_.push_back(r.bytes);
+  bytes_low_.push_back(static_cast<uint32_t>(r.bytes));
   qp_.push_back(r.qp);
   point_.push_back(r.point);
   min_start_ns_ = std::min(min_start_ns_, r.start_ns);
@@ -39,13 +40,18 @@ void FlowTable::OnBatch(RecordBatch* batch) {
   const size_t n = batch->size;
   PRISM_CHECK(n <= row_limit_ - start_ns_.size());  // a tail's room follows (MakeTails)
   sorted_by_start_ = false;
-  AppendSamplingRates(&sampling_rate_, size(), std::span(batch->sampling_rate.data(), n));
+  AppendLazy(&sampling_rate_, size(), std::span(batch->sampling_rate.data(), n), 1u,
+             HeldSamplingRate);
+  AppendLazy(&bytes_high_, size(), std::span(batch->bytes.data(), n), 0u, HighBytes);
   auto append = [n](auto* column, const auto& from) {
     column->insert(column->end(), from.begin(), from.begin() + static_cast<ptrdiff_t>(n));
   };
   append(&start_ns_, batch->start_ns);
   append(&end_ns_, batch->end_ns);
-  append(&bytes_, batch->bytes);
+  const size_t at = bytes_low_.size();
+  bytes_low_.resize(at + n);
+  std::transform(batch->bytes.begin(), batch->bytes.begin() + ptrdiff_t(n),
+                 bytes_low_.begin() + ptrdiff_t(at), [](uint64_t b) { return static_cast<uint32_t>(b); });
   append(&qp_, batch->qp);
   append(&point_, batch->point);
   for (size_t i = 0; i < n; ++i) {
@@ -69,7 +75,7 @@ std::vector<FlowTableTail> FlowTable::MakeTails(size_t own_rows,
   for (size_t room : tail_rows) {
     const FlowTableTail::Columns at{start_ns_.data() + end, end_ns_.data() + end,
                                     src_.data() + end,      dst_.data() + end,
-                                    bytes_.data() + end,    qp_.data() + end,
+                                    bytes_low_.data() + end, qp_.data() + end,
                                     point_.data() + end};
     tails.push_back(FlowTableTail(end, room, at));
     end += room;
@@ -143,7 +149,7 @@ void FlowTable::AppendTail(FlowTableTail&& tail, std::span<const PointId> point_
     move_column(&src_, endpoint);
   };
   auto second_group = [&] {
-    move_column(&bytes_, same);
+    move_column(&bytes_low_, same);
     move_column(&dst_, endpoint);
     move_column(&qp_, same);
     move_column(&point_, point);
@@ -156,9 +162,9 @@ void FlowTable::AppendTail(FlowTableTail&& tail, std::span<const PointId> point_
     first_group();
     second_group();
   }
-  // The tail's rates were taken apart from the columns (flow/sampling_rates.h).
-  if (!tail.sampling_rate_.empty()) AppendSamplingRates(&sampling_rate_, before, tail.sampling_rate_);
-  else if (!sampling_rate_.empty()) sampling_rate_.resize(before + n, 1);
+  // The tail's lazy columns were taken apart from the table's (flow/lazy_column.h).
+  AppendLazyColumn(&sampling_rate_, before, tail.sampling_rate_, n, 1u);
+  AppendLazyColumn(&bytes_high_, before, tail.bytes_high_, n, 0u);
   tail = FlowTableTail(0, 0, {});
   if (--tails_out_ > 0) return;
   row_limit_ = SIZE_MAX;
@@ -170,7 +176,8 @@ void FlowTable::ReleaseUnusedCapacity() {
   auto release = [&](auto*... column) {
     (ReleaseRowsPastEnd(column, end, column->capacity()), ...);
   };
-  release(&start_ns_, &end_ns_, &src_, &dst_, &bytes_, &qp_, &point_, &sampling_rate_);
+  release(&start_ns_, &end_ns_, &src_, &dst_, &bytes_low_, &bytes_high_, &qp_, &point_,
+          &sampling_rate_);
 }
 
 void FlowTable::Reserve(size_t rows) {
@@ -178,10 +185,11 @@ void FlowTable::Reserve(size_t rows) {
   end_ns_.reserve(rows);
   src_.reserve(rows);
   dst_.reserve(rows);
-  bytes_.reserve(rows);
+  bytes_low_.reserve(rows);
+  if (!bytes_high_.empty()) bytes_high_.reserve(rows);  // else none is held (lazy_column.h)
   qp_.reserve(rows);
   point_.reserve(rows);
-  if (!sampling_rate_.empty()) sampling_rate_.reserve(rows);  // else none is held (sampling_rates.h)
+  if (!sampling_rate_.empty()) sampling_rate_.reserve(rows);
 }
 
 namespace {
@@ -268,9 +276,9 @@ void FlowTable::SortByStart(int threads) {
     Permute({&start_ns_}, order, threads);
   }
   Permute({&end_ns_}, order, threads);
-  Permute({&bytes_}, order, threads);
-  if (sampling_rate_.empty()) Permute({&src_, &dst_, &qp_, &point_}, order, threads);
-  else Permute({&src_, &dst_, &qp_, &point_, &sampling_rate_}, order, threads);
+  Permute({&src_, &dst_, &bytes_low_, &qp_, &point_}, order, threads);
+  for (BigVector<uint32_t>* lazy : {&bytes_high_, &sampling_rate_})
+    if (!lazy->empty()) Permute({lazy}, order, threads);
   OrderEqualStarts(threads);
   sorted_by_start_ = true;
 }
@@ -326,7 +334,8 @@ void FlowTable::OrderEqualStartsIn(size_t lo, size_t hi) {
       apply(&end_ns_);
       apply(&src_);
       apply(&dst_);
-      apply(&bytes_);
+      apply(&bytes_low_);
+      if (!bytes_high_.empty()) apply(&bytes_high_);
       apply(&qp_);
       apply(&point_);
       if (!sampling_rate_.empty()) apply(&sampling_rate_);
@@ -385,7 +394,8 @@ FlowTable FlowTable::CopyRows(size_t lo, size_t hi) const {
   auto copy = [lo, hi](const auto& from, auto* to) { to->assign(from.begin() + lo, from.begin() + hi); };
   copy(start_ns_, &w.start_ns_);
   copy(end_ns_, &w.end_ns_);
-  copy(bytes_, &w.bytes_);
+  copy(bytes_low_, &w.bytes_low_);
+  if (!bytes_high_.empty()) copy(bytes_high_, &w.bytes_high_);
   copy(qp_, &w.qp_);
   copy(point_, &w.point_);
   if (!sampling_rate_.empty()) copy(sampling_rate_, &w.sampling_rate_);
@@ -415,7 +425,8 @@ void FlowTable::KeepRows(size_t lo, size_t hi, int threads) {
   keep(&end_ns_);
   keep(&src_);
   keep(&dst_);
-  keep(&bytes_);
+  keep(&bytes_low_);
+  if (!bytes_high_.empty()) keep(&bytes_high_);
   keep(&qp_);
   keep(&point_);
   if (!sampling_rate_.empty()) keep(&sampling_rate_);
@@ -435,7 +446,7 @@ void FlowTable::KeepRows(size_t lo, size_t hi, int threads) {
 
 void FlowTable::ReleaseTransferColumns() {
   BigVector<uint32_t>().swap(qp_);
-  // Unsampled input holds no rates (flow/sampling_rates.h), nor does a window cut from sampled
+  // Unsampled input holds no rates (flow/lazy_column.h), nor does a window cut from sampled
   // input whose own records are all unsampled; sampled input keeps them for EstimatedBytes.
   if (std::all_of(sampling_rate_.begin(), sampling_rate_.end(), [](uint32_t n) { return n <= 1; })) {
     BigVector<uint32_t>().swap(sampling_rate_);

@@ -15,7 +15,7 @@
 #include "core/record_batch.h"
 #include "flow/endpoint_cache.h"
 #include "flow/flow_table_tail.h"
-#include "flow/sampling_rates.h"
+#include "flow/lazy_column.h"
 
 namespace prism::flow {
 
@@ -68,12 +68,18 @@ class FlowTable : public FlowSink, public BatchSink {
   std::span<const int64_t> end_ns() const { return end_ns_; }
   std::span<const EndpointId> src() const { return src_; }
   std::span<const EndpointId> dst() const { return dst_; }
-  std::span<const uint64_t> bytes() const { return bytes_; }
+  // A record's bytes as reported (not scaled by sampling: EstimatedBytes). Held as two columns of
+  // 32 bits, the high one only once a record holds 4 GiB or more (flow/lazy_column.h).
+  uint64_t Bytes(size_t r) const {
+    return bytes_high_.empty() ? bytes_low_[r] : uint64_t{bytes_high_[r]} << 32 | bytes_low_[r];
+  }
+  std::span<const uint32_t> bytes_low() const { return bytes_low_; }
+  std::span<const uint32_t> bytes_high() const { return bytes_high_; }  // empty: all below 4 GiB
   std::span<const uint32_t> qp() const { return qp_; }
   std::span<const PointId> point() const { return point_; }
-  // Empty when no record is sampled (flow/sampling_rates.h); SamplingRate reads either way.
+  // Empty when no record is sampled (flow/lazy_column.h); SamplingRate reads either way.
   std::span<const uint32_t> sampling_rate() const { return sampling_rate_; }
-  uint32_t SamplingRate(size_t r) const { return SamplingRateOf(sampling_rate_, r); }
+  uint32_t SamplingRate(size_t r) const { return LazyAt<uint32_t>(sampling_rate_, r, 1); }
   // The bytes of the traffic record `r` stands for: a 1-in-N sampled record (sFlow, sampled
   // IPFIX) carries the bytes of its samples and stands for N times them. Wherever bytes are set
   // against time (rates, paces, offered load) this is the figure; thresholds on what a record
@@ -83,12 +89,11 @@ class FlowTable : public FlowSink, public BatchSink {
   void PrefetchRow(size_t r) const {
     __builtin_prefetch(&start_ns_[r]);
     __builtin_prefetch(&end_ns_[r]);
-    __builtin_prefetch(&bytes_[r]);
+    __builtin_prefetch(&bytes_low_[r]);
     __builtin_prefetch(&src_[r]);
   }
   uint64_t EstimatedBytes(size_t r) const {
-    return sampling_rate_.empty() ? bytes_[r]
-                                  : bytes_[r] * std::max<uint32_t>(1, sampling_rate_[r]);
+    return sampling_rate_.empty() ? Bytes(r) : Bytes(r) * sampling_rate_[r];
   }
 
   const EndpointTable& endpoints() const { return endpoints_; }
@@ -113,10 +118,10 @@ class FlowTable : public FlowSink, public BatchSink {
   // through buffers that other stages freed, not through fresh pages.
   BigVector<int64_t> start_ns_, end_ns_;
   BigVector<EndpointId> src_, dst_;
-  BigVector<uint64_t> bytes_;
+  BigVector<uint32_t> bytes_low_, bytes_high_;  // bytes_high_ empty while all are below 4 GiB
   BigVector<uint32_t> qp_;
   BigVector<PointId> point_;
-  BigVector<uint32_t> sampling_rate_;  // empty while no record is sampled (sampling_rates.h)
+  BigVector<uint32_t> sampling_rate_;  // empty while no record is sampled (lazy_column.h)
   int64_t min_start_ns_ = INT64_MAX, max_end_ns_ = INT64_MIN;
   bool sorted_by_start_ = false;
   // While tails are out (MakeTails): the rows the table may hold and the tails not yet appended.

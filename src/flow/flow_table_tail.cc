@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "core/status.h"
-#include "flow/sampling_rates.h"
+#include "flow/lazy_column.h"
 
 namespace prism::flow {
 
@@ -17,10 +17,11 @@ void FlowTableTail::OnRecord(const FlowRecord& r) {
   at_.end_ns[i] = r.end_ns;
   at_.src[i] = endpoint_cache_.Intern(r.src, &endpoints_);
   at_.dst[i] = endpoint_cache_.Intern(r.dst, &endpoints_);
-  at_.bytes[i] = r.bytes;
+  at_.bytes_low[i] = static_cast<uint32_t>(r.bytes);
+  AppendLazy(&bytes_high_, i, std::span(&r.bytes, 1), 0u, HighBytes);
   at_.qp[i] = r.qp;
   at_.point[i] = r.point;
-  AppendSamplingRates(&sampling_rate_, i, {&r.sampling_rate, 1});
+  AppendLazy(&sampling_rate_, i, std::span(&r.sampling_rate, 1), 1u, HeldSamplingRate);
   min_start_ns_ = std::min(min_start_ns_, r.start_ns);
   max_end_ns_ = std::max(max_end_ns_, r.end_ns);
 }
@@ -35,10 +36,12 @@ void FlowTableTail::OnBatch(RecordBatch* batch) {
   };
   copy(at_.start_ns, batch->start_ns);
   copy(at_.end_ns, batch->end_ns);
-  copy(at_.bytes, batch->bytes);
+  std::transform(batch->bytes.begin(), batch->bytes.begin() + ptrdiff_t(n), at_.bytes_low + at,
+                 [](uint64_t b) { return static_cast<uint32_t>(b); });
+  AppendLazy(&bytes_high_, at, std::span(batch->bytes.data(), n), 0u, HighBytes);
   copy(at_.qp, batch->qp);
   copy(at_.point, batch->point);
-  AppendSamplingRates(&sampling_rate_, at, std::span(batch->sampling_rate.data(), n));
+  AppendLazy(&sampling_rate_, at, std::span(batch->sampling_rate.data(), n), 1u, HeldSamplingRate);
   for (size_t i = 0; i < n; ++i) {
     at_.src[at + i] = endpoint_cache_.Intern(batch->src[i], &endpoints_);
     at_.dst[at + i] = endpoint_cache_.Intern(batch->dst[i], &endpoints_);

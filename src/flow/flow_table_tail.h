@@ -33,7 +33,7 @@ class FlowTableTail : public FlowSink, public BatchSink {
   struct Columns {
     int64_t *start_ns = nullptr, *end_ns = nullptr;
     EndpointId *src = nullptr, *dst = nullptr;
-    uint64_t* bytes = nullptr;
+    uint32_t* bytes_low = nullptr;
     uint32_t* qp = nullptr;
     PointId* point = nullptr;
   };
@@ -48,9 +48,9 @@ class FlowTableTail : public FlowSink, public BatchSink {
   size_t rows_ = 0;
   EndpointTable endpoints_;
   EndpointCache endpoint_cache_;
-  // Apart from the table's columns: the table holds none until a record is sampled, so there is
-  // no room past its end to write them into (flow/sampling_rates.h).
-  BigVector<uint32_t> sampling_rate_;
+  // The lazy columns, apart from the table's: the table holds none until a record needs one, so
+  // there is no room past its end to write them into (flow/lazy_column.h).
+  BigVector<uint32_t> sampling_rate_, bytes_high_;
   int64_t min_start_ns_ = INT64_MAX, max_end_ns_ = INT64_MIN;
 };
 

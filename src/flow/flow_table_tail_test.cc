@@ -105,15 +105,20 @@ TEST_P(FlowTableTails, AppendedGiveTheTableOfOneByOne) {
   EXPECT_EQ(got.size(), total + 1);
 }
 
-// The table holds sampling rates only once a record is sampled (flow/sampling_rates.h), and a
-// tail holds its own: one sampled record, in a tail or among the table's rows taken while the
-// tails fill, gives the rates of the table that took every record one by one.
-TEST(FlowTableTailsSampling, OneSampledRecordAnywhereGivesTheTableOfOneByOne) {
+// The table holds sampling rates only once a record is sampled, and bytes' high halves only once
+// a record holds 4 GiB (flow/lazy_column.h); a tail holds its own. One such record, in a tail or
+// among the table's rows taken while the tails fill, gives the table that took every record one
+// by one.
+TEST(FlowTableTailsLazyColumns, OneSampledLargeRecordAnywhereGivesTheTableOfOneByOne) {
+  constexpr uint64_t kLarge = (uint64_t{5} << 32) + 3;
   const size_t before = 10, own = 300, tail_rows = 400;
   for (const size_t sampled_row : {size_t{5}, before + 100, before + own + 250, size_t{2'000}}) {
     std::vector<FlowRecord> records = Records(before + own + 2 * tail_rows, 11);
     for (FlowRecord& r : records) r.sampling_rate = r.sampling_rate == 2 ? 0 : r.sampling_rate;
-    if (sampled_row < records.size()) records[sampled_row].sampling_rate = 32;
+    if (sampled_row < records.size()) {
+      records[sampled_row].sampling_rate = 32;
+      records[sampled_row].bytes = kLarge;
+    }
     FlowTable want;
     for (const FlowRecord& r : records) want.OnRecord(r);
 
@@ -130,9 +135,12 @@ TEST(FlowTableTailsSampling, OneSampledRecordAnywhereGivesTheTableOfOneByOne) {
     for (FlowTableTail& tail : tails) got.AppendTail(std::move(tail), point_of);
     SCOPED_TRACE(sampled_row);
     EXPECT_EQ(got.sampling_rate().empty(), sampled_row >= records.size());
+    EXPECT_EQ(got.bytes_high().empty(), sampled_row >= records.size());
     ExpectSameTable(got, want);
-    for (size_t r = 0; r < records.size(); ++r)
+    for (size_t r = 0; r < records.size(); ++r) {
       ASSERT_EQ(got.SamplingRate(r), r == sampled_row ? 32u : 1u) << r;
+      ASSERT_EQ(got.Bytes(r), records[r].bytes) << r;
+    }
   }
 }
 

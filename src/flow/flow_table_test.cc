@@ -32,10 +32,10 @@ TEST(FlowTable, InternsEndpointsAndSortsAllColumnsTogether) {
   t.SortByStart();
   ASSERT_EQ(t.size(), 3u);
   EXPECT_EQ(t.start_ns()[0], 100);
-  EXPECT_EQ(t.bytes()[0], 1u);
-  EXPECT_EQ(t.bytes()[1], 2u);
+  EXPECT_EQ(t.Bytes(0), 1u);
+  EXPECT_EQ(t.Bytes(1), 2u);
   EXPECT_EQ(t.endpoints().Addr(t.src()[1]).ToString(), "fd00::1");
-  EXPECT_EQ(t.bytes()[2], 3u);
+  EXPECT_EQ(t.Bytes(2), 3u);
   EXPECT_EQ(t.min_start_ns(), 100);
   EXPECT_EQ(t.max_end_ns(), 310);
 }
@@ -59,7 +59,7 @@ TEST(FlowTable, EstimatedBytesScaleSampledRecordsAndSurviveRelease) {
   EXPECT_EQ(sampled.EstimatedBytes(0), 5'000'000u);  // kept for the diagnosis's rates
   EXPECT_EQ(sampled.EstimatedBytes(1), 7000u);
   EXPECT_EQ(sampled.EstimatedBytes(2), 5000u);
-  EXPECT_EQ(sampled.bytes()[0], 5000u);
+  EXPECT_EQ(sampled.Bytes(0), 5000u);
 }
 
 // Unsampled records hold no rate; the first sampled one fills in 1 for the records before it,
@@ -107,6 +107,40 @@ TEST(FlowTable, SamplingRatesAreHeldOnceARecordIsSampled) {
   EXPECT_TRUE(unsampled.CopyRows(0, 1).sampling_rate().empty());
 }
 
+// Bytes are held as two 32-bit halves, the high one only once a record holds 4 GiB or more:
+// every count reads back whole, through the sort and the cuts.
+TEST(FlowTable, BytesOf4GiBAndMoreReadBackWhole) {
+  constexpr uint64_t kLarge = (uint64_t{6} << 30) + 7, kLargest = UINT64_MAX;
+  FlowTable t;
+  t.OnRecord(Rec("10.0.0.1", "10.0.0.2", 500, 5000));
+  t.OnRecord(Rec("10.0.0.1", "10.0.0.2", 400, uint64_t{UINT32_MAX}));
+  EXPECT_TRUE(t.bytes_high().empty());
+  EXPECT_EQ(t.Bytes(1), uint64_t{UINT32_MAX});
+
+  RecordBatch batch;
+  batch.Reserve(2);
+  PutRow(&batch, 0, Rec("10.0.0.1", "10.0.0.3", 300, kLarge));
+  FlowRecord sampled = Rec("10.0.0.1", "10.0.0.3", 200, kLargest);
+  sampled.sampling_rate = 1;
+  PutRow(&batch, 1, sampled);
+  batch.size = 2;
+  t.OnBatch(&batch);
+  EXPECT_EQ(t.bytes_high().size(), 4u);
+  EXPECT_EQ(t.Bytes(0), 5000u);
+  EXPECT_EQ(t.Bytes(2), kLarge);
+  EXPECT_EQ(t.Bytes(3), kLargest);
+
+  t.SortByStart();  // starts 200, 300, 400, 500
+  EXPECT_EQ(t.Bytes(0), kLargest);
+  EXPECT_EQ(t.Bytes(1), kLarge);
+  EXPECT_EQ(t.EstimatedBytes(1), kLarge);
+  EXPECT_EQ(t.Bytes(2), uint64_t{UINT32_MAX});
+  EXPECT_EQ(t.CopyRows(1, 3).Bytes(0), kLarge);
+  t.KeepRows(1, 4);
+  EXPECT_EQ(t.Bytes(0), kLarge);
+  EXPECT_EQ(t.Bytes(2), 5000u);
+}
+
 // The order SortByStart promises: (start, end, src, dst) by the table's endpoint ids, ties of all
 // four in loading order — computed here the slow, obvious way.
 struct Row {
@@ -120,7 +154,7 @@ struct Row {
 std::vector<Row> Rows(const FlowTable& t) {
   std::vector<Row> rows;
   for (size_t i = 0; i < t.size(); ++i) {
-    rows.push_back({t.start_ns()[i], t.end_ns()[i], t.src()[i], t.dst()[i], t.bytes()[i],
+    rows.push_back({t.start_ns()[i], t.end_ns()[i], t.src()[i], t.dst()[i], t.Bytes(i),
                     t.qp()[i], t.SamplingRate(i), t.point()[i]});
   }
   return rows;
@@ -296,7 +330,7 @@ TEST(FlowTableSort, CopyAndKeepRowsAreSortedByTheirOwnIds) {
     r.end_ns = all.end_ns()[i];
     r.src = all.endpoints().Addr(all.src()[i]);
     r.dst = all.endpoints().Addr(all.dst()[i]);
-    r.bytes = all.bytes()[i];
+    r.bytes = all.Bytes(i);
     r.qp = all.qp()[i];
     r.sampling_rate = all.SamplingRate(i);
     r.point = all.point()[i];
@@ -465,11 +499,11 @@ TEST(FlowTable, UnusedCapacityGoesBackToTheSystem) {
   ASSERT_GT(ResidentPages(starts + 1000, starts + kRows), 0u);
   t.ReleaseUnusedCapacity();
   EXPECT_EQ(ResidentPages(starts + 1000, starts + kRows), 0u);
-  const uint64_t* bytes = t.bytes().data();
+  const uint32_t* bytes = t.bytes_low().data();
   EXPECT_EQ(ResidentPages(bytes + 1000, bytes + kRows), 0u);
   ASSERT_EQ(t.size(), 1000u);  // the rows themselves stay
   EXPECT_EQ(t.start_ns()[999], 999);
-  EXPECT_EQ(t.bytes()[999], 999u);
+  EXPECT_EQ(t.Bytes(999), 999u);
   EXPECT_EQ(t.endpoints().size(), 2u);
 }
 

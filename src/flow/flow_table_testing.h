@@ -34,7 +34,8 @@ inline void ExpectSameTable(const FlowTable& got, const FlowTable& want) {
   EXPECT_TRUE(same(got.end_ns(), want.end_ns()));
   EXPECT_TRUE(same(got.src(), want.src()));
   EXPECT_TRUE(same(got.dst(), want.dst()));
-  EXPECT_TRUE(same(got.bytes(), want.bytes()));
+  EXPECT_TRUE(same(got.bytes_low(), want.bytes_low()));
+  EXPECT_TRUE(same(got.bytes_high(), want.bytes_high()));
   EXPECT_TRUE(same(got.qp(), want.qp()));
   EXPECT_TRUE(same(got.point(), want.point()));
   EXPECT_TRUE(same(got.sampling_rate(), want.sampling_rate()));

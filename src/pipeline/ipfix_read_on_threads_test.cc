@@ -99,7 +99,7 @@ Result Read(const std::string& path, int threads) {
         fmt::format("{} {} {}={} {}={} {} {} {} {}", table.start_ns()[r], table.end_ns()[r],
                     table.src()[r], table.endpoints().Addr(table.src()[r]).ToString(),
                     table.dst()[r], table.endpoints().Addr(table.dst()[r]).ToString(),
-                    table.bytes()[r], table.qp()[r], table.point()[r], table.SamplingRate(r)));
+                    table.Bytes(r), table.qp()[r], table.point()[r], table.SamplingRate(r)));
   }
   out.rows.push_back(fmt::format("bounds {} {}", table.min_start_ns(), table.max_end_ns()));
   for (size_t p = 0; p < points.size(); ++p)

@@ -70,7 +70,7 @@ std::vector<Window> SplitByJob(const Simulated& s, const std::vector<int>& shard
     rec.end_ns = f.end_ns()[r];
     rec.src = f.endpoints().Addr(f.src()[r]);
     rec.dst = f.endpoints().Addr(f.dst()[r]);
-    rec.bytes = f.bytes()[r];
+    rec.bytes = f.Bytes(r);
     rec.qp = f.qp()[r];
     rec.point = f.point()[r];
     rec.sampling_rate = f.SamplingRate(r);

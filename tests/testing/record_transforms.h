@@ -123,7 +123,7 @@ inline std::vector<FlowRecord> RecordsOf(const flow::FlowTable& t) {
     x.end_ns = t.end_ns()[r];
     x.src = t.endpoints().Addr(t.src()[r]);
     x.dst = t.endpoints().Addr(t.dst()[r]);
-    x.bytes = t.bytes()[r];
+    x.bytes = t.Bytes(r);
     x.packets = std::max<uint64_t>(1, x.bytes / 4096);
     x.qp = t.has_transfer_columns() ? t.qp()[r] : 0;
     x.sampling_rate = t.has_transfer_columns() ? t.SamplingRate(r) : 1;

@@ -15,7 +15,7 @@ namespace prism::analysis {
 
 void TransferBuilder::Add(const flow::FlowTable& flows, flow::RowId r, bool from_a,
                           const TransferOptions& options) {
-  const uint64_t bytes = flows.bytes()[r];
+  const uint64_t bytes = flows.Bytes(r);
   if (bytes <= options.control_max_bytes) {
     ++out_.control_records;
     return;

@@ -454,13 +454,12 @@ std::vector<SwitchDpBandwidth> MeasureSwitchDpBandwidth(const flow::FlowTable& f
   }
   const auto src = f.src(), dst = f.dst();
   const auto start = f.start_ns(), end = f.end_ns();
-  const auto bytes = f.bytes();
   const auto point = f.point();
   // Pass 1: the DP data records and their bandwidth; the median per job.
   std::vector<std::pair<size_t, double>> dp;  // (row, bytes per second)
   std::vector<std::vector<double>> job_bw(results.jobs.size());
   for (size_t r = 0; r < f.size(); ++r) {
-    if (bytes[r] <= kBandwidthControlMaxBytes) continue;
+    if (f.Bytes(r) <= kBandwidthControlMaxBytes) continue;
     const int job = results.job_of[src[r]];
     if (job < 0 || job != results.job_of[dst[r]]) continue;
     const uint32_t pi = pair_index.Find(analysis::PairKey(src[r], dst[r]));

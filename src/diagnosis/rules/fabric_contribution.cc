@@ -32,7 +32,7 @@ using AddrNumbering = Numbering<IpAddr, std::unordered_map<IpAddr, uint32_t, IpA
 // control test) and both its ends are in one job: RecordClasses::ComputeClass and Paced.
 bool ReadByTheRule(const RuleContext& rc, size_t r) {
   const auto& f = rc.flows;
-  if (f.bytes()[r] <= kBandwidthControlMaxBytes || f.end_ns()[r] <= f.start_ns()[r]) return false;
+  if (f.Bytes(r) <= kBandwidthControlMaxBytes || f.end_ns()[r] <= f.start_ns()[r]) return false;
   const int job = rc.results.job_of[f.src()[r]];
   return job >= 0 && job == rc.results.job_of[f.dst()[r]];
 }

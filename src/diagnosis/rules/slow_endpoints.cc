@@ -45,7 +45,7 @@ uint64_t DirectedKey(EndpointId src, EndpointId dst) { return (uint64_t(src) << 
 // Whether a record counts towards its pair's pace (and, if so, its bin).
 bool Paced(const RuleContext& rc, size_t r) {
   const auto& f = rc.flows;
-  if (f.bytes()[r] <= kBandwidthControlMaxBytes || f.end_ns()[r] <= f.start_ns()[r]) return false;
+  if (f.Bytes(r) <= kBandwidthControlMaxBytes || f.end_ns()[r] <= f.start_ns()[r]) return false;
   const int job = rc.results.job_of[f.src()[r]];
   return job >= 0 && job == rc.results.job_of[f.dst()[r]];
 }
