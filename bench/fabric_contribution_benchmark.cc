@@ -61,7 +61,7 @@ const ShardWindows& Windows() {
            r < all.size() && start[r] < from + 20'000'000'000; ++r) {
         const int js = all_results.job_of[all.src()[r]], jd = all_results.job_of[all.dst()[r]];
         const int job = js >= 0 ? js : jd;
-        FlowRecord rec{.start_ns = start[r], .end_ns = all.end_ns()[r],
+        FlowRecord rec{.start_ns = start[r], .end_ns = all.EndNs(r),
                        .src = all.endpoints().Addr(all.src()[r]),
                        .dst = all.endpoints().Addr(all.dst()[r]), .qp = all.qp()[r],
                        .bytes = all.Bytes(r), .sampling_rate = all.SamplingRate(r),

@@ -24,9 +24,11 @@ void FlowTable::OnRecord(const FlowRecord& r) {
   PRISM_CHECK(start_ns_.size() < row_limit_);  // a tail's room follows (MakeTails)
   sorted_by_start_ = false;
   AppendLazy(&sampling_rate_, size(), std::span(&r.sampling_rate, 1), 1u, HeldSamplingRate);
-  AppendLazy(&bytes_high_, size(), std::span(&r.bytes, 1), 0u, HighBytes);
+  AppendLazy(&bytes_high_, size(), std::span(&r.bytes, 1), 0u, HighHalf);
+  const uint64_t duration = DurationOf(r.start_ns, r.end_ns);
+  AppendLazy(&duration_high_, size(), std::span(&duration, 1), 0u, HighHalf);
   start_ns_.push_back(r.start_ns);
-  end_ns_.push_back(r.end_ns);
+  duration_low_.push_back(LowHalf(duration));
   src_.push_back(endpoint_cache_.Intern(r.src, &endpoints_));
   dst_.push_back(endpoint_cache_.Intern(r.dst, &endpoints_));
   bytes_low_.push_back(static_cast<uint32_t>(r.bytes));
@@ -42,16 +44,21 @@ void FlowTable::OnBatch(RecordBatch* batch) {
   sorted_by_start_ = false;
   AppendLazy(&sampling_rate_, size(), std::span(batch->sampling_rate.data(), n), 1u,
              HeldSamplingRate);
-  AppendLazy(&bytes_high_, size(), std::span(batch->bytes.data(), n), 0u, HighBytes);
+  AppendLazy(&bytes_high_, size(), std::span(batch->bytes.data(), n), 0u, HighHalf);
+  const auto duration = [batch](size_t i) { return DurationOf(batch->start_ns[i], batch->end_ns[i]); };
+  AppendLazy(&duration_high_, size(), std::views::iota(size_t{0}, n) | std::views::transform(duration),
+             0u, HighHalf);
   auto append = [n](auto* column, const auto& from) {
     column->insert(column->end(), from.begin(), from.begin() + static_cast<ptrdiff_t>(n));
   };
   append(&start_ns_, batch->start_ns);
-  append(&end_ns_, batch->end_ns);
   const size_t at = bytes_low_.size();
+  duration_low_.resize(at + n);
   bytes_low_.resize(at + n);
-  std::transform(batch->bytes.begin(), batch->bytes.begin() + ptrdiff_t(n),
-                 bytes_low_.begin() + ptrdiff_t(at), [](uint64_t b) { return static_cast<uint32_t>(b); });
+  for (size_t i = 0; i < n; ++i) {
+    duration_low_[at + i] = LowHalf(duration(i));
+    bytes_low_[at + i] = LowHalf(batch->bytes[i]);
+  }
   append(&qp_, batch->qp);
   append(&point_, batch->point);
   for (size_t i = 0; i < n; ++i) {
@@ -73,7 +80,7 @@ std::vector<FlowTableTail> FlowTable::MakeTails(size_t own_rows,
   Reserve(rows);
   std::vector<FlowTableTail> tails;
   for (size_t room : tail_rows) {
-    const FlowTableTail::Columns at{start_ns_.data() + end, end_ns_.data() + end,
+    const FlowTableTail::Columns at{start_ns_.data() + end, duration_low_.data() + end,
                                     src_.data() + end,      dst_.data() + end,
                                     bytes_low_.data() + end, qp_.data() + end,
                                     point_.data() + end};
@@ -145,7 +152,7 @@ void FlowTable::AppendTail(FlowTableTail&& tail, std::span<const PointId> point_
   // Two groups of about equal bytes: with `threads` > 1 one on a helper thread.
   auto first_group = [&] {
     move_column(&start_ns_, same);
-    move_column(&end_ns_, same);
+    move_column(&duration_low_, same);
     move_column(&src_, endpoint);
   };
   auto second_group = [&] {
@@ -165,6 +172,7 @@ void FlowTable::AppendTail(FlowTableTail&& tail, std::span<const PointId> point_
   // The tail's lazy columns were taken apart from the table's (flow/lazy_column.h).
   AppendLazyColumn(&sampling_rate_, before, tail.sampling_rate_, n, 1u);
   AppendLazyColumn(&bytes_high_, before, tail.bytes_high_, n, 0u);
+  AppendLazyColumn(&duration_high_, before, tail.duration_high_, n, 0u);
   tail = FlowTableTail(0, 0, {});
   if (--tails_out_ > 0) return;
   row_limit_ = SIZE_MAX;
@@ -176,13 +184,14 @@ void FlowTable::ReleaseUnusedCapacity() {
   auto release = [&](auto*... column) {
     (ReleaseRowsPastEnd(column, end, column->capacity()), ...);
   };
-  release(&start_ns_, &end_ns_, &src_, &dst_, &bytes_low_, &bytes_high_, &qp_, &point_,
-          &sampling_rate_);
+  release(&start_ns_, &duration_low_, &duration_high_, &src_, &dst_, &bytes_low_, &bytes_high_,
+          &qp_, &point_, &sampling_rate_);
 }
 
 void FlowTable::Reserve(size_t rows) {
   start_ns_.reserve(rows);
-  end_ns_.reserve(rows);
+  duration_low_.reserve(rows);
+  if (!duration_high_.empty()) duration_high_.reserve(rows);  // else none is held (lazy_column.h)
   src_.reserve(rows);
   dst_.reserve(rows);
   bytes_low_.reserve(rows);
@@ -275,9 +284,8 @@ void FlowTable::SortByStart(int threads) {
                      [&](RowId a, RowId b) { return start_ns_[a] < start_ns_[b]; });
     Permute({&start_ns_}, order, threads);
   }
-  Permute({&end_ns_}, order, threads);
-  Permute({&src_, &dst_, &bytes_low_, &qp_, &point_}, order, threads);
-  for (BigVector<uint32_t>* lazy : {&bytes_high_, &sampling_rate_})
+  Permute({&duration_low_, &src_, &dst_, &bytes_low_, &qp_, &point_}, order, threads);
+  for (BigVector<uint32_t>* lazy : {&duration_high_, &bytes_high_, &sampling_rate_})
     if (!lazy->empty()) Permute({lazy}, order, threads);
   OrderEqualStarts(threads);
   sorted_by_start_ = true;
@@ -304,7 +312,7 @@ void FlowTable::OrderEqualStarts(int threads) {
 void FlowTable::OrderEqualStartsIn(size_t lo, size_t hi) {
   const size_t n = hi;
   auto less = [&](size_t x, size_t y) {
-    if (end_ns_[x] != end_ns_[y]) return end_ns_[x] < end_ns_[y];
+    if (EndNs(x) != EndNs(y)) return EndNs(x) < EndNs(y);
     if (src_[x] != src_[y]) return src_[x] < src_[y];
     return dst_[x] < dst_[y];
   };
@@ -331,7 +339,8 @@ void FlowTable::OrderEqualStartsIn(size_t lo, size_t hi) {
         std::copy(buf, buf + local.size(), column->begin() + static_cast<ptrdiff_t>(i));
       };
       apply(&start_ns_);
-      apply(&end_ns_);
+      apply(&duration_low_);
+      if (!duration_high_.empty()) apply(&duration_high_);
       apply(&src_);
       apply(&dst_);
       apply(&bytes_low_);
@@ -393,7 +402,8 @@ FlowTable FlowTable::CopyRows(size_t lo, size_t hi) const {
       RenumberEndpoints(endpoints_, src_, dst_, lo, hi, &w.endpoints_);
   auto copy = [lo, hi](const auto& from, auto* to) { to->assign(from.begin() + lo, from.begin() + hi); };
   copy(start_ns_, &w.start_ns_);
-  copy(end_ns_, &w.end_ns_);
+  copy(duration_low_, &w.duration_low_);
+  if (!duration_high_.empty()) copy(duration_high_, &w.duration_high_);
   copy(bytes_low_, &w.bytes_low_);
   if (!bytes_high_.empty()) copy(bytes_high_, &w.bytes_high_);
   copy(qp_, &w.qp_);
@@ -422,7 +432,8 @@ void FlowTable::KeepRows(size_t lo, size_t hi, int threads) {
     column->erase(column->begin(), column->begin() + lo);
   };
   keep(&start_ns_);
-  keep(&end_ns_);
+  keep(&duration_low_);
+  if (!duration_high_.empty()) keep(&duration_high_);
   keep(&src_);
   keep(&dst_);
   keep(&bytes_low_);
@@ -460,7 +471,7 @@ void FlowTable::RecomputeBounds(int threads) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;  // not in `bounds`: its slots share a cache line
     for (size_t r = begin; r < end; ++r) {
       lo = std::min(lo, start_ns_[r]);
-      hi = std::max(hi, end_ns_[r]);
+      hi = std::max(hi, EndNs(r));
     }
     bounds[t] = {lo, hi};
   });

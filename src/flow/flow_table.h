@@ -65,7 +65,15 @@ class FlowTable : public FlowSink, public BatchSink {
   bool empty() const { return start_ns_.empty(); }
 
   std::span<const int64_t> start_ns() const { return start_ns_; }
-  std::span<const int64_t> end_ns() const { return end_ns_; }
+  // A record's end: its start plus its duration, held as two 32-bit columns, the high one only
+  // once a record lasts 4.3 s or more or ends before it starts (flow/lazy_column.h).
+  int64_t EndNs(size_t r) const { return EndOf(start_ns_[r], DurationNs(r)); }
+  uint64_t DurationNs(size_t r) const {  // end - start modulo 2^64
+    return duration_high_.empty() ? duration_low_[r]
+                                  : uint64_t{duration_high_[r]} << 32 | duration_low_[r];
+  }
+  std::span<const uint32_t> duration_low() const { return duration_low_; }
+  std::span<const uint32_t> duration_high() const { return duration_high_; }  // empty: all short
   std::span<const EndpointId> src() const { return src_; }
   std::span<const EndpointId> dst() const { return dst_; }
   // A record's bytes as reported (not scaled by sampling: EstimatedBytes). Held as two columns of
@@ -83,12 +91,12 @@ class FlowTable : public FlowSink, public BatchSink {
   // The bytes of the traffic record `r` stands for: a 1-in-N sampled record (sFlow, sampled
   // IPFIX) carries the bytes of its samples and stands for N times them. Wherever bytes are set
   // against time (rates, paces, offered load) this is the figure; thresholds on what a record
-  // holds (the 4 KiB control test) use bytes(). Valid after ReleaseTransferColumns.
+  // holds (the 4 KiB control test) use Bytes(). Valid after ReleaseTransferColumns.
   // Asks for the columns a per-record pass reads of row `r` (start, end, bytes, src): a loop
   // that visits rows in another order than theirs calls it a few rows ahead (core/prefetch.h).
   void PrefetchRow(size_t r) const {
     __builtin_prefetch(&start_ns_[r]);
-    __builtin_prefetch(&end_ns_[r]);
+    __builtin_prefetch(&duration_low_[r]);
     __builtin_prefetch(&bytes_low_[r]);
     __builtin_prefetch(&src_[r]);
   }
@@ -116,7 +124,8 @@ class FlowTable : public FlowSink, public BatchSink {
   EndpointCache endpoint_cache_;  // in front of endpoints_ for appends
   // Columns in blocks kept from stage to stage (core/big_blocks.h): the sort's gathers move them
   // through buffers that other stages freed, not through fresh pages.
-  BigVector<int64_t> start_ns_, end_ns_;
+  BigVector<int64_t> start_ns_;
+  BigVector<uint32_t> duration_low_, duration_high_;  // duration_high_ empty while all are short
   BigVector<EndpointId> src_, dst_;
   BigVector<uint32_t> bytes_low_, bytes_high_;  // bytes_high_ empty while all are below 4 GiB
   BigVector<uint32_t> qp_;

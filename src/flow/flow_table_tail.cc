@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ranges>
 
 #include "core/status.h"
 #include "flow/lazy_column.h"
@@ -14,11 +15,13 @@ void FlowTableTail::OnRecord(const FlowRecord& r) {
   TakeRows(1);
   const size_t i = rows_++;
   at_.start_ns[i] = r.start_ns;
-  at_.end_ns[i] = r.end_ns;
+  const uint64_t duration = DurationOf(r.start_ns, r.end_ns);
+  at_.duration_low[i] = LowHalf(duration);
+  AppendLazy(&duration_high_, i, std::span(&duration, 1), 0u, HighHalf);
   at_.src[i] = endpoint_cache_.Intern(r.src, &endpoints_);
   at_.dst[i] = endpoint_cache_.Intern(r.dst, &endpoints_);
   at_.bytes_low[i] = static_cast<uint32_t>(r.bytes);
-  AppendLazy(&bytes_high_, i, std::span(&r.bytes, 1), 0u, HighBytes);
+  AppendLazy(&bytes_high_, i, std::span(&r.bytes, 1), 0u, HighHalf);
   at_.qp[i] = r.qp;
   at_.point[i] = r.point;
   AppendLazy(&sampling_rate_, i, std::span(&r.sampling_rate, 1), 1u, HeldSamplingRate);
@@ -35,10 +38,14 @@ void FlowTableTail::OnBatch(RecordBatch* batch) {
     std::memcpy(to + at, from.data(), n * sizeof(*to));
   };
   copy(at_.start_ns, batch->start_ns);
-  copy(at_.end_ns, batch->end_ns);
-  std::transform(batch->bytes.begin(), batch->bytes.begin() + ptrdiff_t(n), at_.bytes_low + at,
-                 [](uint64_t b) { return static_cast<uint32_t>(b); });
-  AppendLazy(&bytes_high_, at, std::span(batch->bytes.data(), n), 0u, HighBytes);
+  const auto duration = [batch](size_t i) { return DurationOf(batch->start_ns[i], batch->end_ns[i]); };
+  for (size_t i = 0; i < n; ++i) {
+    at_.duration_low[at + i] = LowHalf(duration(i));
+    at_.bytes_low[at + i] = LowHalf(batch->bytes[i]);
+  }
+  AppendLazy(&duration_high_, at, std::views::iota(size_t{0}, n) | std::views::transform(duration),
+             0u, HighHalf);
+  AppendLazy(&bytes_high_, at, std::span(batch->bytes.data(), n), 0u, HighHalf);
   copy(at_.qp, batch->qp);
   copy(at_.point, batch->point);
   AppendLazy(&sampling_rate_, at, std::span(batch->sampling_rate.data(), n), 1u, HeldSamplingRate);

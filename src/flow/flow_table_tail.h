@@ -31,7 +31,8 @@ class FlowTableTail : public FlowSink, public BatchSink {
   friend class FlowTable;
   // Where row 0 of the tail goes in each of the table's columns.
   struct Columns {
-    int64_t *start_ns = nullptr, *end_ns = nullptr;
+    int64_t* start_ns = nullptr;
+    uint32_t* duration_low = nullptr;
     EndpointId *src = nullptr, *dst = nullptr;
     uint32_t* bytes_low = nullptr;
     uint32_t* qp = nullptr;
@@ -50,7 +51,7 @@ class FlowTableTail : public FlowSink, public BatchSink {
   EndpointCache endpoint_cache_;
   // The lazy columns, apart from the table's: the table holds none until a record needs one, so
   // there is no room past its end to write them into (flow/lazy_column.h).
-  BigVector<uint32_t> sampling_rate_, bytes_high_;
+  BigVector<uint32_t> sampling_rate_, bytes_high_, duration_high_;
   int64_t min_start_ns_ = INT64_MAX, max_end_ns_ = INT64_MIN;
 };
 

@@ -105,10 +105,10 @@ TEST_P(FlowTableTails, AppendedGiveTheTableOfOneByOne) {
   EXPECT_EQ(got.size(), total + 1);
 }
 
-// The table holds sampling rates only once a record is sampled, and bytes' high halves only once
-// a record holds 4 GiB (flow/lazy_column.h); a tail holds its own. One such record, in a tail or
-// among the table's rows taken while the tails fill, gives the table that took every record one
-// by one.
+// The table holds sampling rates only once a record is sampled, and the high halves of bytes and
+// durations only once a record holds 4 GiB or lasts 4.3 s (flow/lazy_column.h); a tail holds its
+// own. One such record, in a tail or among the table's rows taken while the tails fill, gives the
+// table that took every record one by one.
 TEST(FlowTableTailsLazyColumns, OneSampledLargeRecordAnywhereGivesTheTableOfOneByOne) {
   constexpr uint64_t kLarge = (uint64_t{5} << 32) + 3;
   const size_t before = 10, own = 300, tail_rows = 400;
@@ -118,6 +118,7 @@ TEST(FlowTableTailsLazyColumns, OneSampledLargeRecordAnywhereGivesTheTableOfOneB
     if (sampled_row < records.size()) {
       records[sampled_row].sampling_rate = 32;
       records[sampled_row].bytes = kLarge;
+      records[sampled_row].end_ns = records[sampled_row].start_ns + kLarge;
     }
     FlowTable want;
     for (const FlowRecord& r : records) want.OnRecord(r);
@@ -136,10 +137,12 @@ TEST(FlowTableTailsLazyColumns, OneSampledLargeRecordAnywhereGivesTheTableOfOneB
     SCOPED_TRACE(sampled_row);
     EXPECT_EQ(got.sampling_rate().empty(), sampled_row >= records.size());
     EXPECT_EQ(got.bytes_high().empty(), sampled_row >= records.size());
+    EXPECT_EQ(got.duration_high().empty(), sampled_row >= records.size());
     ExpectSameTable(got, want);
     for (size_t r = 0; r < records.size(); ++r) {
       ASSERT_EQ(got.SamplingRate(r), r == sampled_row ? 32u : 1u) << r;
       ASSERT_EQ(got.Bytes(r), records[r].bytes) << r;
+      ASSERT_EQ(got.EndNs(r), records[r].end_ns) << r;
     }
   }
 }

@@ -141,6 +141,48 @@ TEST(FlowTable, BytesOf4GiBAndMoreReadBackWhole) {
   EXPECT_EQ(t.Bytes(2), 5000u);
 }
 
+// Ends are held as durations in two 32-bit halves, the high one only once a record lasts 4.3 s
+// or more or ends before it starts: every end reads back exactly, and orders equal starts.
+TEST(FlowTable, EndsOfLongAndBackwardRecordsReadBackExactly) {
+  constexpr int64_t kSecond = 1'000'000'000;
+  FlowTable t;
+  FlowRecord r = Rec("10.0.0.1", "10.0.0.2", 5 * kSecond, 5000);
+  r.end_ns = r.start_ns + 4 * kSecond;  // below 2^32 ns
+  t.OnRecord(r);
+  EXPECT_TRUE(t.duration_high().empty());
+  EXPECT_EQ(t.EndNs(0), 9 * kSecond);
+
+  RecordBatch batch;
+  batch.Reserve(3);
+  r.end_ns = r.start_ns + 60 * kSecond;  // a minute: the high halves are held from here
+  PutRow(&batch, 0, r);
+  r.end_ns = r.start_ns - 7;  // ends before it starts
+  PutRow(&batch, 1, r);
+  r.start_ns = -1000 * kSecond;
+  r.end_ns = INT64_MAX;  // a duration beyond INT64_MAX
+  PutRow(&batch, 2, r);
+  batch.size = 3;
+  t.OnBatch(&batch);
+  EXPECT_EQ(t.duration_high().size(), 4u);
+  EXPECT_EQ(t.EndNs(0), 9 * kSecond);
+  EXPECT_EQ(t.EndNs(1), 65 * kSecond);
+  EXPECT_EQ(t.EndNs(2), 5 * kSecond - 7);
+  EXPECT_EQ(t.EndNs(3), INT64_MAX);
+  EXPECT_EQ(t.max_end_ns(), INT64_MAX);
+
+  t.SortByStart();  // (start, end): -1000 s first, then the start of 5 s by end
+  EXPECT_EQ(t.EndNs(0), INT64_MAX);
+  EXPECT_EQ(t.EndNs(1), 5 * kSecond - 7);
+  EXPECT_EQ(t.EndNs(2), 9 * kSecond);
+  EXPECT_EQ(t.EndNs(3), 65 * kSecond);
+  const FlowTable cut = t.CopyRows(2, 4);
+  EXPECT_EQ(cut.EndNs(1), 65 * kSecond);
+  EXPECT_EQ(cut.max_end_ns(), 65 * kSecond);
+  t.KeepRows(1, 4);
+  EXPECT_EQ(t.EndNs(2), 65 * kSecond);
+  EXPECT_EQ(t.max_end_ns(), 65 * kSecond);
+}
+
 // The order SortByStart promises: (start, end, src, dst) by the table's endpoint ids, ties of all
 // four in loading order — computed here the slow, obvious way.
 struct Row {
@@ -154,7 +196,7 @@ struct Row {
 std::vector<Row> Rows(const FlowTable& t) {
   std::vector<Row> rows;
   for (size_t i = 0; i < t.size(); ++i) {
-    rows.push_back({t.start_ns()[i], t.end_ns()[i], t.src()[i], t.dst()[i], t.Bytes(i),
+    rows.push_back({t.start_ns()[i], t.EndNs(i), t.src()[i], t.dst()[i], t.Bytes(i),
                     t.qp()[i], t.SamplingRate(i), t.point()[i]});
   }
   return rows;
@@ -327,7 +369,7 @@ TEST(FlowTableSort, CopyAndKeepRowsAreSortedByTheirOwnIds) {
   for (size_t i = lo; i < hi; ++i) {
     FlowRecord r;
     r.start_ns = all.start_ns()[i];
-    r.end_ns = all.end_ns()[i];
+    r.end_ns = all.EndNs(i);
     r.src = all.endpoints().Addr(all.src()[i]);
     r.dst = all.endpoints().Addr(all.dst()[i]);
     r.bytes = all.Bytes(i);
@@ -387,9 +429,10 @@ TEST(FlowTableSort, KeepRowsOnThreadsGivesTheOneThreadTable) {
 // rows: the smallest start and the largest end; a cut's bounds are its own rows'.
 TEST(FlowTableSort, KeepRowsOfEveryRowKeepsTheRowsBounds) {
   auto bounds_of_rows = [](const FlowTable& t) {
-    const auto start = t.start_ns(), end = t.end_ns();
-    return std::pair(*std::min_element(start.begin(), start.end()),
-                     *std::max_element(end.begin(), end.end()));
+    const auto start = t.start_ns();
+    int64_t last_end = INT64_MIN;
+    for (size_t r = 0; r < t.size(); ++r) last_end = std::max(last_end, t.EndNs(r));
+    return std::pair(*std::min_element(start.begin(), start.end()), last_end);
   };
   for (int threads : {1, 2}) {
     SCOPED_TRACE(threads);

@@ -22,13 +22,12 @@ template <typename T, typename Values, typename Held>
 void AppendLazy(BigVector<T>* column, size_t records_before, const Values& values, T usual,
                 Held held) {
   if (column->empty()) {
-    if (std::all_of(values.begin(), values.end(), [&](const auto& v) { return held(v) == usual; }))
-      return;
+    if (std::ranges::all_of(values, [&](const auto& v) { return held(v) == usual; })) return;
     column->resize(records_before, usual);
   }
   const size_t at = column->size();
   column->resize(at + values.size());
-  std::transform(values.begin(), values.end(), column->begin() + ptrdiff_t(at), held);
+  std::ranges::transform(values, column->begin() + ptrdiff_t(at), held);
 }
 
 // The value of record `r` of a table whose column is `column`: `usual` when it is empty.
@@ -50,10 +49,19 @@ void AppendLazyColumn(BigVector<T>* column, size_t records_before, const BigVect
   }
 }
 
-// The table's two lazy columns (flow_table.h): its records' sampling rates, a rate of 0
-// (unknown) held as 1, and the high halves of their byte counts (the low halves are a column of
-// their own, always held).
+// The table's lazy columns (flow_table.h): its records' sampling rates, a rate of 0 (unknown)
+// held as 1, and the high halves of their byte counts and durations (the low halves are columns
+// of their own, always held). A duration is end - start modulo 2^64, so any two times, in either
+// order, read back exactly; only a record of 4.3 s or more (or one that ends before it starts)
+// needs a high half.
 inline uint32_t HeldSamplingRate(uint32_t n) { return std::max<uint32_t>(1, n); }
-inline uint32_t HighBytes(uint64_t bytes) { return static_cast<uint32_t>(bytes >> 32); }
+inline uint32_t LowHalf(uint64_t v) { return static_cast<uint32_t>(v); }
+inline uint32_t HighHalf(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
+inline uint64_t DurationOf(int64_t start_ns, int64_t end_ns) {
+  return static_cast<uint64_t>(end_ns) - static_cast<uint64_t>(start_ns);
+}
+inline int64_t EndOf(int64_t start_ns, uint64_t duration) {
+  return static_cast<int64_t>(static_cast<uint64_t>(start_ns) + duration);
+}
 
 }  // namespace prism::flow

@@ -96,7 +96,7 @@ Result Read(const std::string& path, int threads) {
   out.outcome = n.has_value() ? std::to_string(**n) : n.error().message;
   for (size_t r = 0; r < table.size(); ++r) {
     out.rows.push_back(
-        fmt::format("{} {} {}={} {}={} {} {} {} {}", table.start_ns()[r], table.end_ns()[r],
+        fmt::format("{} {} {}={} {}={} {} {} {} {}", table.start_ns()[r], table.EndNs(r),
                     table.src()[r], table.endpoints().Addr(table.src()[r]).ToString(),
                     table.dst()[r], table.endpoints().Addr(table.dst()[r]).ToString(),
                     table.Bytes(r), table.qp()[r], table.point()[r], table.SamplingRate(r)));

@@ -67,7 +67,7 @@ std::vector<Window> SplitByJob(const Simulated& s, const std::vector<int>& shard
     const int job = js >= 0 ? js : jd;
     FlowRecord rec;
     rec.start_ns = f.start_ns()[r];
-    rec.end_ns = f.end_ns()[r];
+    rec.end_ns = f.EndNs(r);
     rec.src = f.endpoints().Addr(f.src()[r]);
     rec.dst = f.endpoints().Addr(f.dst()[r]);
     rec.bytes = f.Bytes(r);

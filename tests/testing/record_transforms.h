@@ -120,7 +120,7 @@ inline std::vector<FlowRecord> RecordsOf(const flow::FlowTable& t) {
   for (size_t r = 0; r < t.size(); ++r) {
     FlowRecord& x = out[r];
     x.start_ns = t.start_ns()[r];
-    x.end_ns = t.end_ns()[r];
+    x.end_ns = t.EndNs(r);
     x.src = t.endpoints().Addr(t.src()[r]);
     x.dst = t.endpoints().Addr(t.dst()[r]);
     x.bytes = t.Bytes(r);

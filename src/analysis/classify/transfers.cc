@@ -21,7 +21,7 @@ void TransferBuilder::Add(const flow::FlowTable& flows, flow::RowId r, bool from
     return;
   }
   ++out_.data_records;
-  const int64_t start = flows.start_ns()[r], end = flows.end_ns()[r];
+  const int64_t start = flows.start_ns()[r], end = flows.EndNs(r);
   long& open = open_[from_a ? 0 : 1];
   // Sampled records stand for sampling_rate times their bytes.
   const uint64_t b = flows.EstimatedBytes(r);

@@ -25,7 +25,7 @@ int RecordClasses::ComputeClass(size_t r) const {
   // A record of one packet (start == end) carries no rate: a capture of a segmented send holds
   // 64 KiB "packets" that would read as terabits per second. The control test is on the bytes
   // the record holds, as the transfer builder's: sampled ACKs do not become data by their N.
-  if (f.Bytes(r) <= kBandwidthControlMaxBytes || f.end_ns()[r] <= f.start_ns()[r]) return -1;
+  if (f.Bytes(r) <= kBandwidthControlMaxBytes || f.EndNs(r) <= f.start_ns()[r]) return -1;
   const EndpointId src = f.src()[r], dst = f.dst()[r];
   const int job = rc_->results.job_of[src];
   if (job < 0 || job != rc_->results.job_of[dst]) return -1;
@@ -42,7 +42,7 @@ int RecordClasses::ClassOf(size_t r) const {
 double RecordClasses::Bandwidth(size_t r) const {
   const auto& f = rc_->flows;
   return double(f.EstimatedBytes(r)) /
-         double(std::max<int64_t>(1000, f.end_ns()[r] - f.start_ns()[r]));
+         double(std::max<int64_t>(1000, f.EndNs(r) - f.start_ns()[r]));
 }
 
 RecordClasses RecordClasses::Measure(const RuleContext& rc) {

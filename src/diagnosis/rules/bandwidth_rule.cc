@@ -453,7 +453,7 @@ std::vector<SwitchDpBandwidth> MeasureSwitchDpBandwidth(const flow::FlowTable& f
     is_dp[i] = p.label == analysis::PairLabel::kDp;
   }
   const auto src = f.src(), dst = f.dst();
-  const auto start = f.start_ns(), end = f.end_ns();
+  const auto start = f.start_ns();
   const auto point = f.point();
   // Pass 1: the DP data records and their bandwidth; the median per job.
   std::vector<std::pair<size_t, double>> dp;  // (row, bytes per second)
@@ -465,7 +465,7 @@ std::vector<SwitchDpBandwidth> MeasureSwitchDpBandwidth(const flow::FlowTable& f
     const uint32_t pi = pair_index.Find(analysis::PairKey(src[r], dst[r]));
     if (pi == analysis::PairKeyMap::kNone || !is_dp[pi]) continue;
     const double bw =
-        double(f.EstimatedBytes(r)) * 1e9 / double(std::max<int64_t>(1000, end[r] - start[r]));
+        double(f.EstimatedBytes(r)) * 1e9 / double(std::max<int64_t>(1000, f.EndNs(r) - start[r]));
     dp.push_back({r, bw});
     job_bw[size_t(job)].push_back(bw);
   }

@@ -32,7 +32,7 @@ using AddrNumbering = Numbering<IpAddr, std::unordered_map<IpAddr, uint32_t, IpA
 // control test) and both its ends are in one job: RecordClasses::ComputeClass and Paced.
 bool ReadByTheRule(const RuleContext& rc, size_t r) {
   const auto& f = rc.flows;
-  if (f.Bytes(r) <= kBandwidthControlMaxBytes || f.end_ns()[r] <= f.start_ns()[r]) return false;
+  if (f.Bytes(r) <= kBandwidthControlMaxBytes || f.EndNs(r) <= f.start_ns()[r]) return false;
   const int job = rc.results.job_of[f.src()[r]];
   return job >= 0 && job == rc.results.job_of[f.dst()[r]];
 }
@@ -66,7 +66,7 @@ FabricContribution BuildFabricContribution(const RuleContext& rc) {
   for (size_t r = 0; r < f.size(); ++r) {
     if (!ReadByTheRule(rc, r)) continue;
     c.start_ns.push_back(f.start_ns()[r]);
-    c.end_ns.push_back(f.end_ns()[r]);
+    c.end_ns.push_back(f.EndNs(r));
     c.bytes.push_back(f.EstimatedBytes(r));
     c.src.push_back(endpoint(f.src()[r]));
     c.dst.push_back(endpoint(f.dst()[r]));

@@ -45,7 +45,7 @@ uint64_t DirectedKey(EndpointId src, EndpointId dst) { return (uint64_t(src) << 
 // Whether a record counts towards its pair's pace (and, if so, its bin).
 bool Paced(const RuleContext& rc, size_t r) {
   const auto& f = rc.flows;
-  if (f.Bytes(r) <= kBandwidthControlMaxBytes || f.end_ns()[r] <= f.start_ns()[r]) return false;
+  if (f.Bytes(r) <= kBandwidthControlMaxBytes || f.EndNs(r) <= f.start_ns()[r]) return false;
   const int job = rc.results.job_of[f.src()[r]];
   return job >= 0 && job == rc.results.job_of[f.dst()[r]];
 }
@@ -53,7 +53,7 @@ bool Paced(const RuleContext& rc, size_t r) {
 PairPaces MeasurePairPaces(const RuleContext& rc, int64_t t0, int64_t bin_ns, int64_t bins) {
   const auto& f = rc.flows;
   const auto src = f.src(), dst = f.dst();
-  const auto start = f.start_ns(), end = f.end_ns();
+  const auto start = f.start_ns();
   PairPaces out;
   out.bins = size_t(bins);
   // Summed bin by bin ([bin][pair], each bin's list grown to the pairs seen so far when it is
@@ -76,7 +76,7 @@ PairPaces MeasurePairPaces(const RuleContext& rc, int64_t t0, int64_t bin_ns, in
     if (p >= in_bin.size()) in_bin.resize(out.src.size());
     PairBin& b = in_bin[p];
     b.bytes += double(f.EstimatedBytes(r));  // a sampled record's pace is that of its N
-    b.duration_ns += end[r] - start[r];
+    b.duration_ns += f.EndNs(r) - start[r];
     ++b.records;
   }
   out.pace.assign(out.src.size() * out.bins, 0);
