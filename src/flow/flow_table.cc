@@ -14,8 +14,8 @@
 
 #include "core/prefetch.h"
 #include "core/status.h"
-#include "flow/radix_sort.h"
 #include "flow/lazy_column.h"
+#include "flow/radix_sort.h"
 #include "flow/row_runs.h"
 
 namespace prism::flow {
@@ -31,7 +31,7 @@ void FlowTable::OnRecord(const FlowRecord& r) {
   duration_low_.push_back(LowHalf(duration));
   src_.push_back(endpoint_cache_.Intern(r.src, &endpoints_));
   dst_.push_back(endpoint_cache_.Intern(r.dst, &endpoints_));
-  bytes_low_.push_back(static_cast<uint32_t>(r.bytes));
+  bytes_low_.push_back(LowHalf(r.bytes));
   qp_.push_back(r.qp);
   point_.push_back(r.point);
   min_start_ns_ = std::min(min_start_ns_, r.start_ns);
@@ -45,9 +45,11 @@ void FlowTable::OnBatch(RecordBatch* batch) {
   AppendLazy(&sampling_rate_, size(), std::span(batch->sampling_rate.data(), n), 1u,
              HeldSamplingRate);
   AppendLazy(&bytes_high_, size(), std::span(batch->bytes.data(), n), 0u, HighHalf);
-  const auto duration = [batch](size_t i) { return DurationOf(batch->start_ns[i], batch->end_ns[i]); };
-  AppendLazy(&duration_high_, size(), std::views::iota(size_t{0}, n) | std::views::transform(duration),
-             0u, HighHalf);
+  const auto duration = [batch](size_t i) {
+    return DurationOf(batch->start_ns[i], batch->end_ns[i]);
+  };
+  AppendLazy(&duration_high_, size(),
+             std::views::iota(size_t{0}, n) | std::views::transform(duration), 0u, HighHalf);
   auto append = [n](auto* column, const auto& from) {
     column->insert(column->end(), from.begin(), from.begin() + static_cast<ptrdiff_t>(n));
   };

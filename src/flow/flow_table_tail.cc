@@ -20,7 +20,7 @@ void FlowTableTail::OnRecord(const FlowRecord& r) {
   AppendLazy(&duration_high_, i, std::span(&duration, 1), 0u, HighHalf);
   at_.src[i] = endpoint_cache_.Intern(r.src, &endpoints_);
   at_.dst[i] = endpoint_cache_.Intern(r.dst, &endpoints_);
-  at_.bytes_low[i] = static_cast<uint32_t>(r.bytes);
+  at_.bytes_low[i] = LowHalf(r.bytes);
   AppendLazy(&bytes_high_, i, std::span(&r.bytes, 1), 0u, HighHalf);
   at_.qp[i] = r.qp;
   at_.point[i] = r.point;
@@ -38,7 +38,9 @@ void FlowTableTail::OnBatch(RecordBatch* batch) {
     std::memcpy(to + at, from.data(), n * sizeof(*to));
   };
   copy(at_.start_ns, batch->start_ns);
-  const auto duration = [batch](size_t i) { return DurationOf(batch->start_ns[i], batch->end_ns[i]); };
+  const auto duration = [batch](size_t i) {
+    return DurationOf(batch->start_ns[i], batch->end_ns[i]);
+  };
   for (size_t i = 0; i < n; ++i) {
     at_.duration_low[at + i] = LowHalf(duration(i));
     at_.bytes_low[at + i] = LowHalf(batch->bytes[i]);
