@@ -1,10 +1,11 @@
 // File: flow/lazy_column.h
 // A column of a table held only once a record's value differs from the column's usual one.
 // Nearly all input never does: a rate of 1 in 1 (RDMA flow records from switches, pcap), bytes
-// below 4 GiB (the high half of a record's 64-bit byte count). There such a column would be
-// 4 bytes per record written, sorted and held to the analysis's memory peak for nothing. So it
-// stays empty while every record so far holds the usual value, and the first that does not fills
-// it with the usual value for the records before it (flow/flow_table.h).
+// below 4 GiB and durations below 4.3 s (the high halves of a record's 64-bit byte count and
+// duration). There such a column would be 4 bytes per record written, sorted and held to the
+// analysis's memory peak for nothing. So it stays empty while every record so far holds the usual
+// value, and the first that does not fills it with the usual value for the records before it
+// (flow/flow_table.h).
 #pragma once
 
 #include <algorithm>
