@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""What two threads buy `llmprism analyze`, against what two cores give this machine at all.
+
+The speed target for two threads is the whole run at one thread over the run at two. On a shared
+or virtual machine two cores do not give twice one core even to two programs that share nothing:
+they share caches, memory bandwidth and the hypervisor. So each round runs, on the same records,
+
+  1. analyze --threads 1, alone;
+  2. analyze --threads 2, alone;
+  3. two analyze --threads 1 at once (two independent copies, same command);
+
+and the script prints the medians of each, the speedup (1 / 2, the median of the per-round
+ratios) and the machine's ceiling for this work: how much more two copies get through than one,
+2 * (1) / (3). A program whose every stage ran on both cores with no cost of its own for that
+would reach the ceiling, not 2. The speedup's share of the ceiling is what the program's own
+serial parts and coordination cost. The order within a round is reversed every other round and
+each run starts after a pause (--pause, 3 s), as bench/vs_nfdump.py does (docs/performance.md).
+
+  bench/two_threads.py [--bin build/apps/llmprism/llmprism] --data DIR [--runs 5] [--pause 3]
+                       [--analyze-arg ARG ...]
+
+DIR holds flows.ipfix and topology.csv (`llmprism simulate --scenario scale-10k --seed 5 --out DIR`).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vs_nfdump import med, timed  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default="build/apps/llmprism/llmprism")
+    ap.add_argument("--data", required=True, help="a simulated directory (flows.ipfix, topology.csv)")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--pause", type=float, default=3.0, help="seconds of rest before each timed run")
+    ap.add_argument("--analyze-arg", action="append", default=[])
+    args = ap.parse_args()
+    for f in ("flows.ipfix", "topology.csv"):
+        if not os.path.exists(os.path.join(args.data, f)):
+            sys.exit(f"{args.data}: no {f} (make one with llmprism simulate --out {args.data})")
+
+    def cmd(threads):
+        return [args.bin, "analyze", os.path.join(args.data, "flows.ipfix"), "--topology",
+                os.path.join(args.data, "topology.csv"), "--report", "/dev/null",
+                "--threads", str(threads)] + args.analyze_arg
+
+    def check(r):
+        if r["rc"] not in (0, 1):  # 1: findings
+            sys.exit(f"analyze failed ({r['rc']}):\n{r['err']}")
+        return r
+
+    def pair():
+        """Two one-thread copies started together; each one's own wall and CPU."""
+        t0 = time.monotonic()
+        procs = [subprocess.Popen(cmd(1), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(2)]
+        out = []
+        for p in procs:
+            err = p.stderr.read()
+            _, status, ru = os.wait4(p.pid, 0)
+            out.append(check(dict(wall=time.monotonic() - t0, cpu=ru.ru_utime + ru.ru_stime,
+                                  err=err, rc=os.waitstatus_to_exitcode(status))))
+        return out
+
+    one, two, pairs = [], [], []
+    for i in range(args.runs):
+        order = ["one", "two", "pair"]
+        if i % 2 == 1:
+            order.reverse()
+        for kind in order:
+            time.sleep(args.pause)
+            if kind == "one":
+                one.append(check(timed(cmd(1))))
+            elif kind == "two":
+                two.append(check(timed(cmd(2))))
+            else:
+                pairs.append(pair())
+        # A copy of the pair that ended first ran alone for its last moments: the later one's
+        # wall is the time both took to get through the work.
+        print(f"round {i + 1}: one thread {one[-1]['wall']:.2f} s; two threads {two[-1]['wall']:.2f} s; "
+              f"two copies at once {max(r['wall'] for r in pairs[-1]):.2f} s", flush=True)
+
+    pair_wall = [max(r["wall"] for r in p) for p in pairs]
+    speedup = med([a["wall"] / b["wall"] for a, b in zip(one, two)])
+    ceiling = med([2 * a["wall"] / p for a, p in zip(one, pair_wall)])
+    print(f"\n## {args.data}: medians of {args.runs} rounds, {os.cpu_count()} cores "
+          f"{' '.join(args.analyze_arg)}")
+    print("| run | wall s | CPU s |")
+    print("|---|---:|---:|")
+    print(f"| --threads 1, alone | {med([r['wall'] for r in one]):.2f} | {med([r['cpu'] for r in one]):.2f} |")
+    print(f"| --threads 2, alone | {med([r['wall'] for r in two]):.2f} | {med([r['cpu'] for r in two]):.2f} |")
+    print(f"| two --threads 1 at once (each) | {med(pair_wall):.2f} | "
+          f"{med([r['cpu'] for p in pairs for r in p]):.2f} |")
+    print(f"\nspeedup of two threads: {speedup:.2f}×; the machine's ceiling (two copies' throughput "
+          f"over one's): {ceiling:.2f}×; the speedup is {100 * speedup / ceiling:.0f}% of the ceiling")
+
+
+if __name__ == "__main__":
+    main()
