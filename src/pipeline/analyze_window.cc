@@ -1,9 +1,5 @@
 #include "pipeline/analyze_window.h"
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <algorithm>
 #include <numeric>
 #include <thread>
@@ -46,20 +42,6 @@ void KeepBlocksForTheAnalysis(size_t records) {
 
 void KeepBlocksForDiagnosis(size_t records) { KeepBigBlocksFor({sizeof(uint16_t) * records}); }
 
-// glibc keeps freed heap pages resident, and diagnosis's allocations, made in other sizes, reuse
-// only part of what the analysis freed (its transfers, and with threads the workers' lists):
-// without this the peak RSS of diagnosis counted ~50 MB (1 thread) to ~130 MB (2 threads) of freed
-// memory at paper scale. A few ms: malloc_trim walks the free lists and madvises whole free pages.
-// The trim gives pages back 4 KiB at a time, splitting the huge pages of the heap it cuts into:
-// what is allocated in the heap after it refills those holes a 4 KiB fault at a time, each dear on
-// a virtual machine (docs/performance.md). So it comes as late as the memory peak allows: just
-// before the network rule builds its cell grid, diagnosis's largest allocation.
-void ReturnFreedHeap() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
-
 WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
                             const WindowOptions& options, diagnosis::BaselineStore* baselines,
                             Stats* input_stats, output::ReportBuilder* report,
@@ -98,12 +80,15 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
       analysis::Analyze(table, ctx, in.end_ns, analysis_options, &out.analysis);
   analysis_options.on_labels_final = nullptr;
   analysis_options.on_transfers_built = nullptr;
-  // With threads the network rule's record classes are measured by now, and its grid comes next:
-  // the freed heap goes back before it. On one thread the classes and the endpoints' paces are
-  // measured first, in the freed heap (resident, so no faults), and the heap goes back just
-  // before the grid (below): 2,100 fewer 4 KiB faults at 10,240 GPUs, the peak unchanged.
+  // With threads the network rule's record classes are measured by now, and its grid comes next.
+  // The heap the analysis freed (its transfers, the timelines' per-GPU lists) is not trimmed
+  // back to the system: diagnosis and the report allocate into it. glibc's trim (malloc_trim)
+  // gives back the free pages inside its free chunks 4 KiB at a time, and what was allocated there
+  // afterwards came back a 4 KiB fault at a time, each ~12 us on a virtual machine
+  // (bench/first_touch_benchmark.cc): at 10,240 GPUs ~5,500 of the run's ~9,600 faults. Kept
+  // resident, the freed heap raises the peak by 2-6 bytes per record, which the 32-byte columns
+  // leave room for under the 64-byte budget (docs/performance.md).
   KeepBlocksForDiagnosis(table.size());
-  if (network.started()) ReturnFreedHeap();
   network.AnalysisDone();
   lap("analyze", out.records);  // replaced below by the analysis's own stages
   if (laps != nullptr && timer != nullptr) {
@@ -115,15 +100,14 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
   }
 
   // With threads the network rule runs on a thread of its own beside the other rules
-  // (network_rule_beside.h); on one thread Diagnose runs it after them, and the freed heap goes
-  // back before its grid.
+  // (network_rule_beside.h); on one thread Diagnose runs it after them.
   diagnosis::TakeNetworkFindings take_network;
   const diagnosis::RuleContext rule_context{table, *in.points, ctx, results, diagnosis_options};
   if (network.started()) {
     take_network = [&network] { return network.Take(); };
   } else {
     take_network = [&rule_context] {
-      return diagnosis::FindNetworkDegradation(rule_context, ReturnFreedHeap);
+      return diagnosis::FindNetworkDegradation(rule_context);
     };
   }
   std::vector<diagnosis::Finding> findings = diagnosis::Diagnose(

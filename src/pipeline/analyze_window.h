@@ -7,7 +7,7 @@
 //
 // Steps, in the order whose memory peak docs/performance.md measures: endpoint context (and the
 // records with a non-GPU end counted, records_non_gpu), Analyze (the transfer-only columns freed
-// once the transfers are built), freed heap returned to the OS, Diagnose, optionally the
+// once the transfers are built), Diagnose (in the heap the analysis freed), optionally the
 // per-switch DP bandwidth gauges (serve's /metrics), then the table's columns are freed before
 // the report builder copies the timelines.
 #pragma once
@@ -82,9 +82,6 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
                             Stats* input_stats, output::ReportBuilder* report,
                             analysis::StageTimer* timer = nullptr,
                             std::vector<analysis::StageTime>* laps = nullptr);
-
-// Returns the heap the analysis freed to the OS (glibc keeps freed pages resident otherwise).
-void ReturnFreedHeap();
 
 // Of the kept big blocks, only the one diagnosis of a window of `records` takes first (its record
 // classes, 2 bytes per record: diagnosis/rules/bandwidth_cells.h) stays; the rest is unmapped.

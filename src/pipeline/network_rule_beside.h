@@ -39,7 +39,7 @@ class NetworkRuleBeside {
   // Copies what the rule reads of `labelled` (jobs, job_of, pairs) and starts it.
   void Start(const analysis::AnalysisResults& labelled);
   bool started() const { return running_.valid(); }
-  // The analysis has ended and returned its freed memory: the rule may build its grid. Take and
+  // The analysis has ended and freed its transfers: the rule may build its grid. Take and
   // the destructor call it if the caller has not; once is enough.
   void AnalysisDone();
   // Waits for the findings (once; rethrows what the rule threw).
