@@ -85,7 +85,7 @@ WindowSummary AnalyzeWindow(flow::FlowTable table, const WindowInputs& in,
   // back to the system: diagnosis and the report allocate into it. glibc's trim (malloc_trim)
   // gives back the free pages inside its free chunks 4 KiB at a time, and what was allocated there
   // afterwards came back a 4 KiB fault at a time, each ~12 us on a virtual machine
-  // (bench/first_touch_benchmark.cc): at 10,240 GPUs ~5,500 of the run's ~9,600 faults. Kept
+  // (bench/first_touch_benchmark.cc): at 10,240 GPUs ~6,300 of the run's ~10,000 faults. Kept
   // resident, the freed heap raises the peak by 2-6 bytes per record, which the 32-byte columns
   // leave room for under the 64-byte budget (docs/performance.md).
   KeepBlocksForDiagnosis(table.size());
