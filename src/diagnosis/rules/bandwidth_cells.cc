@@ -9,6 +9,7 @@
 #include "analysis/parallel_for.h"
 #include "diagnosis/group_medians.h"
 #include "diagnosis/robust_stats.h"
+#include "diagnosis/rules/grid_elements.h"
 #include "flow/row_runs.h"
 
 namespace prism::diagnosis {
@@ -101,13 +102,22 @@ RecordClasses RecordClasses::Measure(const RuleContext& rc) {
 
 namespace {
 
+// A builder's grid, its elements not yet named: their keys in the order the builder met them
+// (grid_elements.h), the grid's element ids.
+struct GridPart {
+  CellGrid grid;
+  analysis::PairKeyMap element_keys;
+};
+
 // Builds the grid's elements and cells in one pass over the records.
 class GridBuilder {
  public:
   // `sorted`: rows are sorted by start, so bins close in order: a closed bin's cells keep their
   // typical value instead of every record (see CloseBin).
-  GridBuilder(const RuleContext& rc, const RecordClasses& classes, bool sorted, CellGrid* grid)
-      : rc_(rc), classes_(classes), grid_(*grid), sorted_(sorted) {}
+  GridBuilder(const RuleContext& rc, const RecordClasses& classes, const SwitchIds& switches,
+              bool sorted, GridPart* part)
+      : rc_(rc), classes_(classes), switches_(switches), grid_(part->grid),
+        element_keys_(part->element_keys), sorted_(sorted) {}
 
   // Rows [begin, end); when sorted, a run of whole bins. Unsorted, the whole run is one open
   // range of rows, every bin open at once.
@@ -150,9 +160,9 @@ class GridBuilder {
 
   // The open bin's lists sized once for the run's largest bin, in big blocks when large
   // (core/big_blocks.h). Grown by doubling, each bin's first rows copied them again and again
-  // into fresh heap pages, and the heap diagnosis grows into was just trimmed into 4 KiB pages
-  // (pipeline/analyze_window.cc), each a fault that is dear on a virtual machine: with the cells,
-  // ~6,000 of the grid's ~10,600 at 10,240 GPUs on two threads (docs/performance.md).
+  // into fresh heap pages, each page a fault that is dear on a virtual machine: with the cells,
+  // ~6,000 of the grid's ~10,600 at 10,240 GPUs on two threads, when the heap was still trimmed
+  // before diagnosis (docs/performance.md).
   void ReserveForBins(std::span<const int64_t> start, size_t begin, size_t end) {
     if (begin >= end) return;
     size_t rows = 0;
@@ -171,30 +181,21 @@ class GridBuilder {
     judged_rows_.reserve(kMaxCellsPerRow * rows);
   }
 
-  size_t ElementFor(const std::string& name, ElementKind kind, const std::string& a,
-                    const std::string& b, EndpointId endpoint = 0) {
-    auto [it, inserted] = grid_.index.try_emplace(name, grid_.elements.size());
-    if (inserted) {
-      grid_.elements.push_back({name, kind, a, b, endpoint});
-      grid_.cell_of.emplace_back(size_t(2 * grid_.bins), -1);
-    }
-    return it->second;
+  // The element of a key, made (its cells' slots, none yet) at its first record.
+  size_t ElementFor(uint64_t key) {
+    const size_t e = element_keys_.FindOrInsert(key);
+    const size_t slots = grid_.CellsPerElement();
+    if (grid_.cell_of.size() < (e + 1) * slots) grid_.cell_of.resize((e + 1) * slots, -1);
+    return e;
   }
 
   // The link between an endpoint's NIC and its leaf: every record of the endpoint crosses it, so
   // a link degraded at the NIC or the leaf port shows here, and only here (its leaf's other ports
-  // are fine). Named by the endpoint's address and the leaf ("10.0.3.5|leaf-p000-r2"; an
-  // endpoint of unknown leaf: "10.0.3.5|").
+  // are fine).
   size_t AccessLink(EndpointId end) {
     if (grid_.access_link_of.size() <= end) grid_.access_link_of.resize(size_t(end) + 1, -1);
     int32_t& e = grid_.access_link_of[end];
-    if (e < 0) {
-      const int leaf = rc_.ctx.leaf[end];
-      const std::string leaf_name = leaf >= 0 ? rc_.ctx.leaf_names[size_t(leaf)] : "";
-      const std::string addr = rc_.flows.endpoints().Addr(end).ToString();
-      e = static_cast<int32_t>(
-          ElementFor(addr + "|" + leaf_name, ElementKind::kAccessLink, leaf_name, addr, end));
-    }
+    if (e < 0) e = static_cast<int32_t>(ElementFor(AccessLinkKey(end)));
     return size_t(e);
   }
 
@@ -221,8 +222,9 @@ class GridBuilder {
           odd_routes_.try_emplace({point, ls, ld}, uint32_t(route_first_.size() - 1));
       if (!inserted) return it->second;
     }
-    for (const Element& el : RouteElements(rc_, point, ls, ld))
-      route_elements_.push_back(uint32_t(ElementFor(el.name, el.kind, el.a, el.b)));
+    route_keys_.clear();
+    AppendRouteKeys(switches_, point, ls, ld, &route_keys_);
+    for (const uint64_t key : route_keys_) route_elements_.push_back(uint32_t(ElementFor(key)));
     route_first_.push_back(uint32_t(route_elements_.size()));
     return uint32_t(route_first_.size() - 2);
   }
@@ -238,19 +240,20 @@ class GridBuilder {
     const int kind = record_class % 2;
     if (sorted_) {
       // While a bin is open its cells are found through open_cell_[element * 2 + kind]: one
-      // small dense array, where cell_of's per-element arrays missed the cache at 100,000 GPUs.
-      if (open_cell_.size() < 2 * grid_.elements.size())
-        open_cell_.resize(2 * grid_.elements.size(), -1);
+      // small dense array, where cell_of's rows of slots per element missed the cache at
+      // 100,000 GPUs.
+      if (open_cell_.size() < 2 * element_keys_.size())
+        open_cell_.resize(2 * element_keys_.size(), -1);
       int32_t& oc = open_cell_[e * 2 + size_t(kind)];
       if (oc < 0) {
         oc = static_cast<int32_t>(grid_.cells.size());
         grid_.cells.emplace_back();
-        grid_.cell_of[e][size_t(bin * 2 + kind)] = oc;
+        grid_.cell_of[e * grid_.CellsPerElement() + size_t(bin * 2 + kind)] = oc;
         open_slots_.push_back(static_cast<uint32_t>(e * 2 + size_t(kind)));
       }
       return oc;
     }
-    int32_t& c = grid_.cell_of[e][size_t(bin * 2 + kind)];
+    int32_t& c = grid_.cell_of[e * grid_.CellsPerElement() + size_t(bin * 2 + kind)];
     if (c < 0) {
       c = static_cast<int32_t>(grid_.cells.size());
       grid_.cells.emplace_back();
@@ -368,9 +371,12 @@ class GridBuilder {
 
   const RuleContext& rc_;
   const RecordClasses& classes_;
+  const SwitchIds& switches_;
   CellGrid& grid_;
+  analysis::PairKeyMap& element_keys_;
   const bool sorted_;
   analysis::PairKeyMap route_index_;
+  std::vector<uint64_t> route_keys_;  // a new route's elements' keys
   std::vector<uint32_t> slot_of_packed_;  // route_index_'s number -> route
   std::map<std::tuple<uint32_t, int, int>, uint32_t> odd_routes_;  // ids beyond the packed range
   std::vector<uint32_t> route_elements_;  // every route's elements, route after route
@@ -455,10 +461,12 @@ std::vector<size_t> BinRunBounds(std::span<const int64_t> start, const CellGrid&
 // Appends the grid a builder made of a later run of bins to the grid of the runs before it,
 // giving the grid one builder of all those rows makes. One builder makes cells bin by bin, so the
 // later run's cells (and their slow rows and further jobs) follow the earlier ones'. It makes an
-// element at its first record, so the later run's elements that the earlier runs made are theirs,
-// and the others follow in the order the later builder made them. The later cells are freed chunk
-// by chunk as they are copied, so the cells are not held twice.
-void AppendLaterBins(CellGrid& later, CellGrid* out) {
+// element at its first record, so the later run's elements that the earlier runs made (the same
+// key) are theirs, and the others follow in the order the later builder made them. The later
+// cells are freed chunk by chunk as they are copied, so the cells are not held twice.
+void AppendLaterBins(GridPart& later_part, GridPart* out_part) {
+  CellGrid& later = later_part.grid;
+  CellGrid* out = &out_part->grid;
   const int32_t cell_offset = static_cast<int32_t>(out->cells.size());
   const uint64_t slow_offset = out->slow_rows.size();
   const int32_t more_jobs_offset = static_cast<int32_t>(out->more_jobs.size());
@@ -469,24 +477,35 @@ void AppendLaterBins(CellGrid& later, CellGrid* out) {
   });
   out->slow_rows.insert(out->slow_rows.end(), later.slow_rows.begin(), later.slow_rows.end());
   for (std::vector<JobCount>& jobs : later.more_jobs) out->more_jobs.push_back(std::move(jobs));
-  std::vector<int32_t> element_of(later.elements.size());
-  for (size_t e = 0; e < later.elements.size(); ++e) {
-    const auto [it, made_here] = out->index.try_emplace(later.elements[e].name, out->elements.size());
-    if (made_here) {
-      out->elements.push_back(std::move(later.elements[e]));
-      out->cell_of.emplace_back(size_t(2 * out->bins), -1);
+  const size_t slots = out->CellsPerElement();
+  const std::vector<uint64_t>& keys = later_part.element_keys.keys();
+  std::vector<int32_t> element_of(keys.size());
+  for (size_t e = 0; e < keys.size(); ++e) {
+    const size_t mine = out_part->element_keys.FindOrInsert(keys[e]);
+    if (out->cell_of.size() < (mine + 1) * slots) out->cell_of.resize((mine + 1) * slots, -1);
+    element_of[e] = static_cast<int32_t>(mine);
+    for (size_t slot = 0; slot < slots; ++slot) {  // the later run's bins only
+      const int32_t later_cell = later.cell_of[e * slots + slot];
+      if (later_cell >= 0) out->cell_of[mine * slots + slot] = later_cell + cell_offset;
     }
-    element_of[e] = static_cast<int32_t>(it->second);
-    std::vector<int32_t>& cells = out->cell_of[it->second];
-    const std::vector<int32_t>& later_cells = later.cell_of[e];
-    for (size_t slot = 0; slot < later_cells.size(); ++slot)  // the later run's bins only
-      if (later_cells[slot] >= 0) cells[slot] = later_cells[slot] + cell_offset;
   }
   if (out->access_link_of.size() < later.access_link_of.size())
     out->access_link_of.resize(later.access_link_of.size(), -1);
   for (size_t end = 0; end < later.access_link_of.size(); ++end)
     if (later.access_link_of[end] >= 0)
       out->access_link_of[end] = element_of[size_t(later.access_link_of[end])];
+}
+
+// The built grid, its elements named from their keys in the order the builders met them.
+CellGrid WithNamedElements(const RuleContext& rc, const SwitchIds& switches, GridPart&& part) {
+  CellGrid grid = std::move(part.grid);
+  const std::vector<uint64_t>& keys = part.element_keys.keys();
+  grid.elements.reserve(keys.size());
+  for (const uint64_t key : keys) {
+    grid.elements.push_back(NameElement(rc, switches, key));
+    grid.index.try_emplace(grid.elements.back().name, grid.elements.size() - 1);
+  }
+  return grid;
 }
 
 }  // namespace
@@ -502,17 +521,19 @@ CellGrid BuildCellGrid(const RuleContext& rc, const RecordClasses& classes, Cell
   const bool sorted = f.sorted_by_start() || std::is_sorted(start.begin(), start.end());
   const size_t runs =
       sorted ? size_t(std::clamp<int64_t>(rc.options.threads, 1, std::max<int64_t>(1, grid.bins))) : 1;
+  const SwitchIds switches(rc);
   if (runs == 1) {
-    GridBuilder(rc, classes, sorted, &grid).Run(0, f.size());
-    return grid;
+    GridPart part{std::move(grid), {}};
+    GridBuilder(rc, classes, switches, sorted, &part).Run(0, f.size());
+    return WithNamedElements(rc, switches, std::move(part));
   }
   const std::vector<size_t> bounds = BinRunBounds(start, grid, runs);
-  std::vector<CellGrid> parts(runs, grid);  // no elements or cells yet: the bins alone
+  std::vector<GridPart> parts(runs, GridPart{grid, {}});  // no elements or cells yet: the bins
   analysis::ParallelFor(runs, static_cast<int>(runs), [&](size_t k) {
-    GridBuilder(rc, classes, true, &parts[k]).Run(bounds[k], bounds[k + 1]);
+    GridBuilder(rc, classes, switches, true, &parts[k]).Run(bounds[k], bounds[k + 1]);
   });
   for (size_t k = 1; k < runs; ++k) AppendLaterBins(parts[k], &parts[0]);
-  return std::move(parts[0]);
+  return WithNamedElements(rc, switches, std::move(parts[0]));
 }
 
 std::vector<Element> RouteElements(const RuleContext& rc, uint32_t point, int leaf_src,

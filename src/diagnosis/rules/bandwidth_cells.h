@@ -108,9 +108,13 @@ struct CellGrid {
   ChunkedVector<Cell> cells;
   std::vector<uint32_t> slow_rows;  // each cell's slow records in record order, cell after cell
   std::vector<std::vector<JobCount>> more_jobs;  // a cell's jobs after its first two
-  std::vector<std::vector<int32_t>> cell_of;  // [element][bin * 2 + kind] -> cells, -1 = none
-  std::map<std::string, size_t> index;        // element name -> element
-  std::vector<int32_t> access_link_of;        // [endpoint] -> its access link element, -1 = none
+  // [element * CellsPerElement() + bin * 2 + kind] -> cells, -1 = none: one array, where one per
+  // element was an allocation per element in each of the grid's builders.
+  std::vector<int32_t> cell_of;
+  std::map<std::string, size_t> index;  // element name -> element
+  std::vector<int32_t> access_link_of;  // [endpoint] -> its access link element, -1 = none
+
+  size_t CellsPerElement() const { return size_t(2 * bins); }
 
   std::span<const uint32_t> SlowOf(const Cell& c) const {
     return {slow_rows.data() + c.slow_begin, c.slow_count};
@@ -118,7 +122,7 @@ struct CellGrid {
   // Records per job, jobs in the order the cell first saw them.
   std::vector<JobCount> JobsOf(const Cell& c) const;
   const Cell* Find(size_t element, int64_t bin, int kind) const {
-    const int32_t c = cell_of[element][size_t(bin * 2 + kind)];
+    const int32_t c = cell_of[element * CellsPerElement() + size_t(bin * 2 + kind)];
     return c < 0 ? nullptr : &cells[size_t(c)];
   }
   // The element's index by name, or -1.
