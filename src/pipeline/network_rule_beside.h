@@ -6,8 +6,9 @@
 // analysis. It is the larger part of diagnosis: with --threads > 1 it runs beside the analysis's
 // later stages and the diagnosis's other rules instead of after them.
 //
-// Only its first part runs beside the analysis: the record classes (CPU over every record, a few
-// MB), while the timelines are built one job at a time on the other core. Then it waits for
+// Only its first part runs beside the analysis, on this thread alone: the record classes and the
+// endpoints' paces (CPU over every record, a few MB), while the analysis finds the DP steps and
+// builds the timelines one job at a time on the other core. Then it waits for
 // AnalysisDone before it builds its cell grid (tens of MB, the rule's memory peak). Built beside
 // the timelines, while the heap still held the transfers they had freed, the grid took the
 // process's peak at two threads to 64-69 bytes per record on scale-10k and paper, over what one

@@ -27,7 +27,8 @@ struct NetworkFindings {
 
 // `before_grid`, when set, is called once the record classes are measured, before the cell grid
 // is built: the grid is the rule's memory peak, and a caller running the rule beside other work
-// (pipeline/network_rule_beside.h) holds it there until that work has returned its memory.
+// (pipeline/network_rule_beside.h) holds it there until that work has returned its memory. That
+// work holds the other threads meanwhile: until then the rule runs on the calling thread alone.
 NetworkFindings FindNetworkDegradation(const RuleContext& rc,
                                        const std::function<void()>& before_grid = {});
 
