@@ -14,6 +14,7 @@
 #include "diagnosis/diagnose.h"
 #include "diagnosis/rules/bandwidth_cells.h"
 #include "diagnosis/rules/bandwidth_rule.h"
+#include "diagnosis/rules/slow_endpoints.h"
 #include "flow/row_runs.h"
 #include "pipeline/network_rule_beside.h"
 #include "sim/scenarios.h"
@@ -399,6 +400,40 @@ TEST(Pipeline, RecordClassesAreTheSameOnAnyThreadCount) {
                                std::bit_cast<uint64_t>(classes1.RelativeBandwidth(r)));
     }
     EXPECT_EQ(differ, 0u);
+  }
+}
+
+// The record classes' first pass sums the endpoints' paces as it goes (slow_endpoints.h), each
+// further run of rows into sums of its own, appended after: the slow endpoints must be those the
+// paces' own pass finds, on any number of threads. The degraded NIC link makes some.
+TEST(Pipeline, PacesSummedByTheClassesAreThoseOfTheirOwnPass) {
+  sim::SimConfig config = TinyWithDegradedLink();
+  config.duration_s = 110;
+  auto run = Analyze(config);
+  ASSERT_GE(flow::RowRunsFor(run->table.size(), 3), 3u);
+  diagnosis::DiagnosisOptions one;
+  const diagnosis::RuleContext rc1{run->table, run->points, run->ctx, run->results, one};
+  const diagnosis::CellGrid bins = diagnosis::EmptyCellGrid(rc1);
+  const std::vector<diagnosis::SlowEndpointBin> own =
+      diagnosis::FindSlowEndpoints(rc1, bins.t0, bins.bin_ns, bins.bins);
+  ASSERT_FALSE(own.empty());
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(threads);
+    diagnosis::DiagnosisOptions o;
+    o.threads = threads;
+    const diagnosis::RuleContext rc{run->table, run->points, run->ctx, run->results, o};
+    diagnosis::PairPaceSums sums(bins.t0, bins.bin_ns, bins.bins);
+    diagnosis::RecordClasses::Measure(rc, &sums);
+    const std::vector<diagnosis::SlowEndpointBin> summed =
+        diagnosis::FindSlowEndpoints(rc, std::move(sums));
+    ASSERT_EQ(summed.size(), own.size());
+    for (size_t i = 0; i < own.size(); ++i) {
+      EXPECT_EQ(summed[i].endpoint, own[i].endpoint);
+      EXPECT_EQ(summed[i].bin, own[i].bin);
+      EXPECT_EQ(std::bit_cast<uint64_t>(summed[i].pace_ratio),
+                std::bit_cast<uint64_t>(own[i].pace_ratio));
+      EXPECT_EQ(summed[i].slow_rows, own[i].slow_rows);
+    }
   }
 }
 

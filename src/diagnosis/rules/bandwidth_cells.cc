@@ -22,17 +22,16 @@ constexpr size_t kMaxCellsPerRow = 7;
 }  // namespace
 
 int RecordClasses::ComputeClass(size_t r) const {
+  const int job = PacedJob(*rc_, r);
+  if (job < 0) return -1;
   const auto& f = rc_->flows;
-  // A record of one packet (start == end) carries no rate: a capture of a segmented send holds
-  // 64 KiB "packets" that would read as terabits per second. The control test is on the bytes
-  // the record holds, as the transfer builder's: sampled ACKs do not become data by their N.
-  if (f.Bytes(r) <= kBandwidthControlMaxBytes || f.EndNs(r) <= f.start_ns()[r]) return -1;
-  const EndpointId src = f.src()[r], dst = f.dst()[r];
-  const int job = rc_->results.job_of[src];
-  if (job < 0 || job != rc_->results.job_of[dst]) return -1;
-  const uint32_t pi = pair_index_.Find(analysis::PairKey(src, dst));
-  if (pi == analysis::PairKeyMap::kNone || label_of_[pi] == analysis::PairLabel::kUnknown) return -1;
-  return job * 2 + (label_of_[pi] == analysis::PairLabel::kDp ? 0 : 1);
+  return ClassOfPair(job, pair_index_.Find(analysis::PairKey(f.src()[r], f.dst()[r])));
+}
+
+int RecordClasses::ClassOfPair(int job, uint32_t pair) const {
+  if (pair == analysis::PairKeyMap::kNone || label_of_[pair] == analysis::PairLabel::kUnknown)
+    return -1;
+  return job * 2 + (label_of_[pair] == analysis::PairLabel::kDp ? 0 : 1);
 }
 
 int RecordClasses::ClassOf(size_t r) const {
@@ -46,7 +45,7 @@ double RecordClasses::Bandwidth(size_t r) const {
          double(std::max<int64_t>(1000, f.EndNs(r) - f.start_ns()[r]));
 }
 
-RecordClasses RecordClasses::Measure(const RuleContext& rc) {
+RecordClasses RecordClasses::Measure(const RuleContext& rc, PairPaceSums* paces) {
   RecordClasses out(rc);
   for (const auto& p : rc.results.pairs) {
     const uint32_t i = out.pair_index_.FindOrInsert(analysis::PairKey(p.a, p.b));
@@ -72,20 +71,36 @@ RecordClasses RecordClasses::Measure(const RuleContext& rc) {
   const size_t runs = flow::RowRunsFor(f.size(), rc.options.threads);
   std::vector<GroupMedians> parts;
   for (size_t t = 1; t < runs; ++t) parts.push_back(medians.Part());
-  const auto pass = [&](auto visit) {
+  // The paces' sums likewise: a part per later run, appended in run order.
+  std::vector<PairPaceSums> pace_parts;
+  if (paces != nullptr) {
+    paces->NumberPairs(out.pair_index_.size());
+    for (size_t t = 1; t < runs; ++t) pace_parts.push_back(paces->EmptyCopy());
+  }
+  const auto on_runs = [&](auto visit) {
     flow::OnRuns(runs, [&](size_t t) {
-      visit(f.size() * t / runs, f.size() * (t + 1) / runs, t == 0 ? medians : parts[t - 1]);
+      visit(t, f.size() * t / runs, f.size() * (t + 1) / runs, t == 0 ? medians : parts[t - 1]);
     });
   };
-  pass([&](size_t begin, size_t end, GroupMedians& m) {
+  const auto pass = [&](auto visit) {
+    on_runs([&](size_t, size_t begin, size_t end, GroupMedians& m) { visit(begin, end, m); });
+  };
+  on_runs([&](size_t t, size_t begin, size_t end, GroupMedians& m) {
+    PairPaceSums* run_paces = t == 0 || paces == nullptr ? paces : &pace_parts[t - 1];
     for (size_t r = begin; r < end; ++r) {
       if (r + kPrefetchAhead < end)  // the pair lookup misses the cache at 100,000 GPUs
         out.pair_index_.Prefetch(analysis::PairKey(src[r + kPrefetchAhead], dst[r + kPrefetchAhead]));
-      const int c = out.ComputeClass(r);
+      int c = -1;
+      if (const int job = PacedJob(rc, r); job >= 0) {
+        const uint32_t pair = out.pair_index_.Find(analysis::PairKey(src[r], dst[r]));
+        if (run_paces != nullptr) run_paces->Add(f, r, pair);  // kNone is kNoPair
+        c = out.ClassOfPair(job, pair);
+      }
       if (keep) out.class_[r] = c < 0 ? kNotJudged : static_cast<uint16_t>(c);
       if (c >= 0) m.Observe(size_t(c), out.Bandwidth(r));
     }
   });
+  for (PairPaceSums& later : pace_parts) paces->Append(std::move(later));
   medians.StartCounting(parts);
   pass([&](size_t begin, size_t end, GroupMedians& m) {
     for (size_t r = begin; r < end; ++r)

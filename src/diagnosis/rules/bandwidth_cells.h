@@ -24,18 +24,32 @@
 #include "core/chunked_vector.h"
 #include "core/prefetch.h"
 #include "diagnosis/rules/rule_context.h"
+#include "diagnosis/rules/slow_endpoints.h"
 
 namespace prism::diagnosis {
 
 inline constexpr uint64_t kBandwidthControlMaxBytes = 4096;  // smaller records carry no data
 inline constexpr size_t kMinFlowsPerCell = 20;  // a cell with fewer records is not judged
 
-// Per record: class = job * 2 + kind, or -1 (not judged: control, not both ends in one job, pair
-// of unknown label). Measure's passes over the records run on rc.options.threads threads, one run
-// of rows each (flow/row_runs.h); the classes and medians are the same on any number.
+// The job of row `r` when the record carries a pace: data (not a control record, not a single
+// packet: start < end) between two endpoints of one job; else -1.
+inline int PacedJob(const RuleContext& rc, size_t r) {
+  const auto& f = rc.flows;
+  // A record of one packet (start == end) carries no rate: a capture of a segmented send holds
+  // 64 KiB "packets" that would read as terabits per second. The control test is on the bytes
+  // the record holds, as the transfer builder's: sampled ACKs do not become data by their N.
+  if (f.Bytes(r) <= kBandwidthControlMaxBytes || f.EndNs(r) <= f.start_ns()[r]) return -1;
+  const int job = rc.results.job_of[f.src()[r]];
+  return job >= 0 && job == rc.results.job_of[f.dst()[r]] ? job : -1;
+}
+
+// Per record: class = job * 2 + kind, or -1 (not judged: no pace (PacedJob), pair of unknown
+// label). Measure's passes over the records run on rc.options.threads threads, one run of rows
+// each (flow/row_runs.h); the classes and medians are the same on any number.
 class RecordClasses {
  public:
-  static RecordClasses Measure(const RuleContext& rc);
+  // `paces`, when given, gets every paced record (slow_endpoints.h) from the first pass.
+  static RecordClasses Measure(const RuleContext& rc, PairPaceSums* paces = nullptr);
 
   int ClassOf(size_t row) const;
   double Bandwidth(size_t row) const;  // bytes per ns
@@ -52,6 +66,8 @@ class RecordClasses {
  private:
   explicit RecordClasses(const RuleContext& rc) : rc_(&rc) {}
   int ComputeClass(size_t row) const;
+  // The class of a paced row of `job` whose pair is number `pair` in pair_index_ (or kNone).
+  int ClassOfPair(int job, uint32_t pair) const;
 
   const RuleContext* rc_;
   // Per record; empty when there are too many classes to hold. In a kept block when large (core/

@@ -414,22 +414,19 @@ NetworkFindings JudgeFabric(const RuleContext& rc, int64_t first_start_ns, int64
                             const std::function<void()>& before_grid) {
   NetworkFindings out;
   if (rc.flows.empty()) return out;
-  // The endpoints' own paces need only the bins, not the cells: measured beside the classes.
+  // The endpoints' own paces need only the bins, not the cells: summed by the classes' first pass.
   const CellGrid bins = EmptyCellGrid(first_start_ns, last_start_ns, rc.options.bw_bin_ns);
-  std::optional<RecordClasses> classes;
-  std::vector<SlowEndpointBin> slow_endpoints;
   // Beside other work (before_grid set), that work holds the other threads until before_grid
-  // returns: the classes and the paces are measured on this thread alone, one after the other. At
-  // two threads they had taken three threads (the classes' two runs and the paces) beside the
-  // analysis's stages, and the timelines then took 40% longer (docs/performance.md). The classes
-  // keep `measure` (their rule context) until they are reset below.
+  // returns: the classes and the paces are measured on this thread alone. At two threads they
+  // had taken three threads (the classes' two runs and the paces) beside the analysis's stages,
+  // and the timelines then took 40% longer (docs/performance.md). The classes keep `measure`
+  // (their rule context) until they are reset below.
   DiagnosisOptions measure_options = rc.options;
   if (before_grid) measure_options.threads = 1;
   const RuleContext measure{rc.flows, rc.points, rc.ctx, rc.results, measure_options};
-  analysis::ParallelFor(2, measure.options.threads, [&](size_t task) {
-    if (task == 0) classes.emplace(RecordClasses::Measure(measure));
-    else slow_endpoints = FindSlowEndpoints(measure, bins.t0, bins.bin_ns, bins.bins);
-  });
+  PairPaceSums paces(bins.t0, bins.bin_ns, bins.bins);
+  std::optional<RecordClasses> classes(RecordClasses::Measure(measure, &paces));
+  std::vector<SlowEndpointBin> slow_endpoints = FindSlowEndpoints(measure, std::move(paces));
   if (before_grid) before_grid();
   const CellGrid grid = BuildCellGrid(rc, *classes, bins);
   classes.reset();

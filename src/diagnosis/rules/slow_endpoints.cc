@@ -8,7 +8,6 @@
 #include "analysis/jobs/job_recognition.h"
 #include "analysis/pair_key_map.h"
 #include "diagnosis/robust_stats.h"
-#include "core/prefetch.h"
 #include "diagnosis/rules/bandwidth_cells.h"
 
 namespace prism::diagnosis {
@@ -19,12 +18,6 @@ namespace {
 constexpr uint32_t kMinRecordsPerPairBin = 3;
 // A pair's usual pace needs this many judged bins.
 constexpr size_t kMinBinsForUsualPace = 3;
-
-struct PairBin {
-  double bytes = 0;
-  int64_t duration_ns = 0;
-  uint32_t records = 0;
-};
 
 // Every directed pair's pace per bin (0: not judged) and whether it is slow there.
 struct PairPaces {
@@ -42,51 +35,99 @@ struct PairPaces {
 
 uint64_t DirectedKey(EndpointId src, EndpointId dst) { return (uint64_t(src) << 32) | dst; }
 
-// Whether a record counts towards its pair's pace (and, if so, its bin).
-bool Paced(const RuleContext& rc, size_t r) {
-  const auto& f = rc.flows;
-  if (f.Bytes(r) <= kBandwidthControlMaxBytes || f.EndNs(r) <= f.start_ns()[r]) return false;
-  const int job = rc.results.job_of[f.src()[r]];
-  return job >= 0 && job == rc.results.job_of[f.dst()[r]];
+}  // namespace
+
+PairPaceSums::PairPaceSums(int64_t t0, int64_t bin_ns, int64_t bins)
+    : t0_(t0), bin_ns_(bin_ns), bins_(std::max<int64_t>(0, bins)), by_bin_(size_t(bins_)) {}
+
+PairPaceSums PairPaceSums::EmptyCopy() const {
+  PairPaceSums copy(t0_, bin_ns_, bins_);
+  copy.slot_of_.assign(slot_of_.size(), kNoSlot);
+  return copy;
 }
 
-PairPaces MeasurePairPaces(const RuleContext& rc, int64_t t0, int64_t bin_ns, int64_t bins) {
-  const auto& f = rc.flows;
-  const auto src = f.src(), dst = f.dst();
-  const auto start = f.start_ns();
-  PairPaces out;
-  out.bins = size_t(bins);
-  // Summed bin by bin ([bin][pair], each bin's list grown to the pairs seen so far when it is
-  // used): rows come in start order, so the sums being added to are one bin's, not every bin's
-  // of every pair. At 100,000 GPUs (384,000 directed pairs, 13 bins) that is 9 of 120 MB, where
-  // [pair * bins + bin] missed the cache on nearly every record.
-  std::vector<std::vector<PairBin>> acc(out.bins);
-  for (size_t r = 0; r < f.size(); ++r) {
-    if (r + kPrefetchAhead < f.size())  // the pair map misses the cache at 100,000 GPUs
-      out.index.Prefetch(DirectedKey(src[r + kPrefetchAhead], dst[r + kPrefetchAhead]));
-    if (!Paced(rc, r)) continue;
-    const int64_t bin = (start[r] - t0) / bin_ns;
-    if (bin < 0 || bin >= bins) continue;
-    const uint32_t p = out.index.FindOrInsert(DirectedKey(src[r], dst[r]));
-    if (p == out.src.size()) {
-      out.src.push_back(src[r]);
-      out.dst.push_back(dst[r]);
-    }
-    std::vector<PairBin>& in_bin = acc[size_t(bin)];
-    if (p >= in_bin.size()) in_bin.resize(out.src.size());
-    PairBin& b = in_bin[p];
-    b.bytes += double(f.EstimatedBytes(r));  // a sampled record's pace is that of its N
-    b.duration_ns += f.EndNs(r) - start[r];
-    ++b.records;
+uint32_t PairPaceSums::PairOf(uint32_t* slot, EndpointId src, EndpointId dst) {
+  if (*slot == kNoSlot) {
+    *slot = uint32_t(src_.size());
+    src_.push_back(src);
+    dst_.push_back(dst);
   }
+  return *slot;
+}
+
+void PairPaceSums::Add(const flow::FlowTable& f, size_t r, uint32_t pair) {
+  if (bins_ == 0) return;
+  const int64_t start = f.start_ns()[r];
+  const int64_t bin = (start - t0_) / bin_ns_;
+  if (bin < 0 || bin >= bins_) return;
+  const EndpointId src = f.src()[r], dst = f.dst()[r];
+  uint32_t p;
+  if (pair != kNoPair) {
+    p = PairOf(&slot_of_[size_t(pair) * 2 + (src > dst)], src, dst);
+  } else {
+    const uint32_t other = others_.FindOrInsert(DirectedKey(src, dst));
+    if (other == other_pair_.size()) other_pair_.push_back(kNoSlot);
+    p = PairOf(&other_pair_[other], src, dst);
+  }
+  std::vector<Bin>& in_bin = by_bin_[size_t(bin)];
+  if (p >= in_bin.size()) in_bin.resize(src_.size());
+  Bin& b = in_bin[p];
+  b.bytes += double(f.EstimatedBytes(r));  // a sampled record's pace is that of its N
+  b.duration_ns += f.EndNs(r) - start;
+  ++b.records;
+}
+
+void PairPaceSums::Append(PairPaceSums&& later) {
+  // The later run's pairs in the order it met them: those this run met keep their number, the
+  // others follow, as one pass would have numbered them. A later pair came by its slot of the
+  // caller's numbers (the runs share the caller's numbering) or else by its key.
+  std::vector<size_t> caller_slot(later.src_.size(), SIZE_MAX);
+  for (size_t slot = 0; slot < later.slot_of_.size(); ++slot)
+    if (later.slot_of_[slot] != kNoSlot) caller_slot[later.slot_of_[slot]] = slot;
+  std::vector<uint32_t> mine(later.src_.size());
+  for (size_t p = 0; p < later.src_.size(); ++p) {
+    uint32_t* slot;
+    if (caller_slot[p] != SIZE_MAX) {
+      slot = &slot_of_[caller_slot[p]];
+    } else {
+      const uint32_t other = others_.FindOrInsert(DirectedKey(later.src_[p], later.dst_[p]));
+      if (other == other_pair_.size()) other_pair_.push_back(kNoSlot);
+      slot = &other_pair_[other];
+    }
+    mine[p] = PairOf(slot, later.src_[p], later.dst_[p]);
+  }
+  for (size_t bin = 0; bin < by_bin_.size(); ++bin) {
+    std::vector<Bin>& in_bin = by_bin_[bin];
+    const std::vector<Bin>& later_bin = later.by_bin_[bin];
+    for (size_t p = 0; p < later_bin.size(); ++p) {
+      if (later_bin[p].records == 0) continue;
+      if (mine[p] >= in_bin.size()) in_bin.resize(src_.size());
+      Bin& b = in_bin[mine[p]];
+      b.bytes += later_bin[p].bytes;
+      b.duration_ns += later_bin[p].duration_ns;
+      b.records += later_bin[p].records;
+    }
+  }
+}
+
+namespace {
+
+PairPaces FinishPairPaces(std::vector<EndpointId>&& src, std::vector<EndpointId>&& dst,
+                          const std::vector<std::vector<PairPaceSums::Bin>>& by_bin) {
+  PairPaces out;
+  out.bins = by_bin.size();
+  out.src = std::move(src);
+  out.dst = std::move(dst);
+  for (size_t p = 0; p < out.src.size(); ++p)
+    out.index.FindOrInsert(DirectedKey(out.src[p], out.dst[p]));
   out.pace.assign(out.src.size() * out.bins, 0);
   out.usual.assign(out.src.size(), 0);
   std::vector<double> judged;
   for (size_t p = 0; p < out.src.size(); ++p) {
     judged.clear();
     for (size_t bin = 0; bin < out.bins; ++bin) {
-      if (p >= acc[bin].size()) continue;  // no record of the pair in the bin
-      const PairBin& b = acc[bin][p];
+      if (p >= by_bin[bin].size()) continue;  // no record of the pair in the bin
+      const PairPaceSums::Bin& b = by_bin[bin][p];
       if (b.records < kMinRecordsPerPairBin) continue;
       out.pace[p * out.bins + bin] = b.bytes / double(b.duration_ns);
       judged.push_back(out.pace[p * out.bins + bin]);
@@ -109,7 +150,7 @@ void CollectSlowRows(const RuleContext& rc, int64_t t0, int64_t bin_ns, const Pa
   for (size_t i = 0; i < slow->size(); ++i) entry[{(*slow)[i].endpoint, (*slow)[i].bin}] = i;
   const auto& f = rc.flows;
   for (size_t r = 0; r < f.size(); ++r) {
-    if (!Paced(rc, r)) continue;
+    if (PacedJob(rc, r) < 0) continue;
     const int64_t bin = (f.start_ns()[r] - t0) / bin_ns;
     if (bin < 0 || bin >= int64_t(paces.bins)) continue;
     const uint32_t p = paces.index.Find(DirectedKey(f.src()[r], f.dst()[r]));
@@ -124,9 +165,19 @@ void CollectSlowRows(const RuleContext& rc, int64_t t0, int64_t bin_ns, const Pa
 
 std::vector<SlowEndpointBin> FindSlowEndpoints(const RuleContext& rc, int64_t t0, int64_t bin_ns,
                                                int64_t bins) {
+  PairPaceSums sums(t0, bin_ns, bins);
+  const auto& f = rc.flows;
+  for (size_t r = 0; r < f.size(); ++r)
+    if (PacedJob(rc, r) >= 0) sums.Add(f, r, PairPaceSums::kNoPair);
+  return FindSlowEndpoints(rc, std::move(sums));
+}
+
+std::vector<SlowEndpointBin> FindSlowEndpoints(const RuleContext& rc, PairPaceSums&& sums) {
   std::vector<SlowEndpointBin> out;
-  if (rc.flows.empty() || bins <= 0) return out;
-  const PairPaces paces = MeasurePairPaces(rc, t0, bin_ns, bins);
+  if (rc.flows.empty() || sums.bins_ <= 0) return out;
+  const int64_t t0 = sums.t0_, bin_ns = sums.bin_ns_;
+  const PairPaces paces =
+      FinishPairPaces(std::move(sums.src_), std::move(sums.dst_), sums.by_bin_);
   const double max_ratio = 1 - rc.options.min_bw_drop;
   // Each endpoint's pairs, in both directions.
   std::vector<std::vector<uint32_t>> pairs_of;

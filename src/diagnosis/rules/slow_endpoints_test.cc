@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <set>
 #include <utility>
 
 #include "analysis/endpoint_context.h"
+#include "analysis/jobs/job_recognition.h"
+#include "diagnosis/rules/bandwidth_cells.h"
 #include "flow/flow_table.h"
 
 namespace prism::diagnosis {
@@ -142,6 +145,47 @@ TEST(SlowEndpoints, SampledRecordsPaceAtTheirBytesTimesN) {
   const std::set<std::pair<int, int>> all = {{1, 2}, {2, 1}, {3, 4}, {4, 3},
                                              {1, 3}, {3, 1}, {2, 4}, {4, 2}};
   EXPECT_EQ(FourGpuJob(gpu2_sends, 0.2, 1, false, all, 100).Run(), kGpu2Slow);
+}
+
+// The record classes' first pass sums the paces in runs of rows (RecordClasses::Measure): a pair
+// is known by the caller's number when the caller has one for it, else by its key, and a later
+// run's sums are appended to the earlier's. Wherever the rows are cut, the answer, to the bit and
+// to the slow rows, is that of one pass.
+TEST(SlowEndpoints, SumsOfRunsAppendedAnswerAsOnePass) {
+  const FourGpuJob job({{2, 1}, {2, 4}}, 0.2, /*flowlets=*/2);
+  const RuleContext rc{job.table, job.points, job.ctx, job.results, job.options};
+  const std::vector<SlowEndpointBin> one_pass = FindSlowEndpoints(rc, 0, kBinNs, kBins);
+  ASSERT_FALSE(one_pass.empty());
+  // The caller numbers the pairs of GPU 1 (in an order of its own: last row first); the others
+  // are left to the sums' own map.
+  const auto& f = job.table;
+  const EndpointId gpu1 = f.src()[0];
+  analysis::PairKeyMap numbers;
+  for (size_t r = f.size(); r-- > 0;)
+    if (f.src()[r] == gpu1 || f.dst()[r] == gpu1)
+      numbers.FindOrInsert(analysis::PairKey(f.src()[r], f.dst()[r]));
+  ASSERT_EQ(numbers.size(), 2u);
+  for (const size_t cut : {size_t{0}, size_t{1}, f.size() / 3, f.size() / 2, f.size()}) {
+    SCOPED_TRACE(cut);
+    PairPaceSums first(0, kBinNs, kBins);
+    first.NumberPairs(numbers.size());
+    PairPaceSums later = first.EmptyCopy();
+    for (size_t r = 0; r < f.size(); ++r) {
+      if (PacedJob(rc, r) < 0) continue;
+      const uint32_t number = numbers.Find(analysis::PairKey(f.src()[r], f.dst()[r]));
+      (r < cut ? first : later).Add(f, r, number);
+    }
+    first.Append(std::move(later));
+    const std::vector<SlowEndpointBin> appended = FindSlowEndpoints(rc, std::move(first));
+    ASSERT_EQ(appended.size(), one_pass.size());
+    for (size_t i = 0; i < one_pass.size(); ++i) {
+      EXPECT_EQ(appended[i].endpoint, one_pass[i].endpoint);
+      EXPECT_EQ(appended[i].bin, one_pass[i].bin);
+      EXPECT_EQ(std::bit_cast<uint64_t>(appended[i].pace_ratio),
+                std::bit_cast<uint64_t>(one_pass[i].pace_ratio));
+      EXPECT_EQ(appended[i].slow_rows, one_pass[i].slow_rows);
+    }
+  }
 }
 
 }  // namespace
