@@ -60,8 +60,6 @@ NormalGammaPrior IntervalPrior(const std::vector<double>& xs, const StepSegmente
 
 }  // namespace
 
-namespace {
-
 void IdleBeforeInto(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns,
                     std::vector<int64_t>& idle) {
   idle.assign(start_ns.size(), 0);
@@ -71,8 +69,6 @@ void IdleBeforeInto(std::span<const int64_t> start_ns, std::span<const int64_t> 
     latest_end = std::max(latest_end, end_ns[i]);
   }
 }
-
-}  // namespace
 
 std::vector<int64_t> IdleBefore(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns) {
   std::vector<int64_t> idle;

@@ -88,6 +88,9 @@ struct Activity {
 // so far to its start, 0 for the first. What the final pass of SegmentSteps compares with the
 // step-gap threshold.
 std::vector<int64_t> IdleBefore(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns);
+// The same into `idle`, whose capacity a caller's scratch keeps from call to call.
+void IdleBeforeInto(std::span<const int64_t> start_ns, std::span<const int64_t> end_ns,
+                    std::vector<int64_t>& idle);
 
 // Bursts of activity: `start_ns` ascending, `end_ns` aligned with it. `bocd_points`, if given, is
 // increased by the points fed to the detector (intervals after a cut are fed again): the cost.
