@@ -172,12 +172,13 @@ std::vector<SlowEndpointBin> FindSlowEndpoints(const RuleContext& rc, int64_t t0
   return FindSlowEndpoints(rc, std::move(sums));
 }
 
-std::vector<SlowEndpointBin> FindSlowEndpoints(const RuleContext& rc, PairPaceSums&& sums) {
+std::vector<SlowEndpointBin> FindSlowEndpoints(const RuleContext& rc, PairPaceSums sums) {
   std::vector<SlowEndpointBin> out;
   if (rc.flows.empty() || sums.bins_ <= 0) return out;
   const int64_t t0 = sums.t0_, bin_ns = sums.bin_ns_;
   const PairPaces paces =
       FinishPairPaces(std::move(sums.src_), std::move(sums.dst_), sums.by_bin_);
+  std::vector<std::vector<PairPaceSums::Bin>>().swap(sums.by_bin_);  // the paces hold them now
   const double max_ratio = 1 - rc.options.min_bw_drop;
   // Each endpoint's pairs, in both directions.
   std::vector<std::vector<uint32_t>> pairs_of;

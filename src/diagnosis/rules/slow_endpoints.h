@@ -72,7 +72,7 @@ class PairPaceSums {
 
  private:
   friend std::vector<SlowEndpointBin> FindSlowEndpoints(const RuleContext& rc,
-                                                        PairPaceSums&& sums);
+                                                        PairPaceSums sums);
   static constexpr uint32_t kNoSlot = UINT32_MAX;
 
   // The directed pair's number here (first seen, first numbered), made at its first record.
@@ -90,8 +90,9 @@ class PairPaceSums {
   std::vector<std::vector<Bin>> by_bin_;
 };
 
-// Sorted by (endpoint, bin).
-std::vector<SlowEndpointBin> FindSlowEndpoints(const RuleContext& rc, PairPaceSums&& sums);
+// Sorted by (endpoint, bin). The sums are taken (and freed before the caller goes on: the bandwidth
+// rule builds its cell grid, its memory peak, next).
+std::vector<SlowEndpointBin> FindSlowEndpoints(const RuleContext& rc, PairPaceSums sums);
 
 // The same, its sums made by a pass of its own over the records.
 std::vector<SlowEndpointBin> FindSlowEndpoints(const RuleContext& rc, int64_t t0, int64_t bin_ns,
