@@ -37,6 +37,8 @@ struct SlowEndpointBin {
   // The records of its slow pairs in the bin, ascending: what the rule checks against the other
   // elements those records crossed (a bad spine that most of them crossed explains the link).
   std::vector<uint32_t> slow_rows;
+
+  bool operator==(const SlowEndpointBin&) const = default;
 };
 
 // Step 1's sums: every directed pair's paced records per bin, their bytes, durations and count.
