@@ -16,6 +16,11 @@ would reach the ceiling, not 2. The speedup's share of the ceiling is what the p
 serial parts and coordination cost. The order within a round is reversed every other round and
 each run starts after a pause (--pause, 3 s), as bench/vs_nfdump.py does (docs/performance.md).
 
+The runs alone also print their --timings, and a table of each stage's wall medians at one and
+two threads shows where the share is lost: a stage's time at two threads over the time it would
+take at the ceiling (its one-thread time / the ceiling). The network rule runs beside the
+analysis's later stages at two threads, so those stages' times there include waiting for a core.
+
   bench/two_threads.py [--bin build/apps/llmprism/llmprism] --data DIR [--runs 5] [--pause 3]
                        [--analyze-arg ARG ...]
 
@@ -28,7 +33,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vs_nfdump import med, timed  # noqa: E402
+from vs_nfdump import med, parse_timings, timed  # noqa: E402
 
 
 def main():
@@ -43,10 +48,10 @@ def main():
         if not os.path.exists(os.path.join(args.data, f)):
             sys.exit(f"{args.data}: no {f} (make one with llmprism simulate --out {args.data})")
 
-    def cmd(threads):
+    def cmd(threads, timings=False):
         return [args.bin, "analyze", os.path.join(args.data, "flows.ipfix"), "--topology",
                 os.path.join(args.data, "topology.csv"), "--report", "/dev/null",
-                "--threads", str(threads)] + args.analyze_arg
+                "--threads", str(threads)] + (["--timings"] if timings else []) + args.analyze_arg
 
     def check(r):
         if r["rc"] not in (0, 1):  # 1: findings
@@ -75,9 +80,9 @@ def main():
         for kind in order:
             time.sleep(args.pause)
             if kind == "one":
-                one.append(check(timed(cmd(1))))
+                one.append(check(timed(cmd(1, timings=True))))
             elif kind == "two":
-                two.append(check(timed(cmd(2))))
+                two.append(check(timed(cmd(2, timings=True))))
             else:
                 pairs.append(pair())
         print(f"round {i + 1}: one thread {one[-1]['wall']:.2f} s; two threads {two[-1]['wall']:.2f} s; "
@@ -96,6 +101,22 @@ def main():
           f"{med([c for p in pairs for c in p['cpus']]):.2f} |")
     print(f"\nspeedup of two threads: {speedup:.2f}×; the machine's ceiling (two copies' throughput "
           f"over one's): {ceiling:.2f}×; the speedup is {100 * speedup / ceiling:.0f}% of the ceiling")
+    print_stages(one, two, ceiling)
+
+
+def print_stages(one, two, ceiling):
+    """Each stage's wall medians at one and two threads, and its two-thread time above what the
+    ceiling would give it (its one-thread time / the ceiling)."""
+    parsed_one = [parse_timings(r["err"]) for r in one]
+    parsed_two = [parse_timings(r["err"]) for r in two]
+    order = [s for s in parsed_one[0][0] if not s.startswith("bocd_")]
+    print("\n| stage | 1 thread wall s | 2 threads wall s | speedup | above the ceiling's time, s |")
+    print("|---|---:|---:|---:|---:|")
+    for stage in order:
+        w1 = med([p[1][stage]["wall"] for p in parsed_one if stage in p[1]])
+        w2 = med([p[1][stage]["wall"] for p in parsed_two if stage in p[1]])
+        speed = f"{w1 / w2:.2f}×" if w2 > 0 else "-"
+        print(f"| {stage} | {w1:.3f} | {w2:.3f} | {speed} | {w2 - w1 / ceiling:+.3f} |")
 
 
 if __name__ == "__main__":
