@@ -368,15 +368,20 @@ TEST(Pipeline, CellsHoldTheirRecordsWhenALeafIdIsBeyondThePackedRange) {
   ExpectCellsHoldTheirRecords(rc, classes, diagnosis::BuildCellGrid(rc, classes));
 }
 
+// TinyWithDegradedLink over 110 s: a window long enough to be cut into three runs of rows
+// (flow/row_runs.h), for the passes over the records that run on the threads.
+std::unique_ptr<Run> AnalyzeLongWithDegradedLink() {
+  sim::SimConfig config = TinyWithDegradedLink();
+  config.duration_s = 110;
+  return Analyze(config);
+}
+
 // The record classes' passes run on the threads, one run of rows each, each further run counting
 // the class medians into a part of its own: every record's class and relative bandwidth (its
 // bandwidth over its class's median) must be the same doubles on any number of threads. The
-// window is made long enough to be cut into runs (flow/row_runs.h), and the degraded link spreads
-// the bandwidths around the medians.
+// degraded link spreads the bandwidths around the medians.
 TEST(Pipeline, RecordClassesAreTheSameOnAnyThreadCount) {
-  sim::SimConfig config = TinyWithDegradedLink();
-  config.duration_s = 110;
-  auto run = Analyze(config);
+  auto run = AnalyzeLongWithDegradedLink();
   ASSERT_GE(flow::RowRunsFor(run->table.size(), 3), 3u);
   diagnosis::DiagnosisOptions one;
   const diagnosis::RuleContext rc1{run->table, run->points, run->ctx, run->results, one};
@@ -407,9 +412,7 @@ TEST(Pipeline, RecordClassesAreTheSameOnAnyThreadCount) {
 // further run of rows into sums of its own, appended after: the slow endpoints must be those the
 // paces' own pass finds, on any number of threads. The degraded NIC link makes some.
 TEST(Pipeline, PacesSummedByTheClassesAreThoseOfTheirOwnPass) {
-  sim::SimConfig config = TinyWithDegradedLink();
-  config.duration_s = 110;
-  auto run = Analyze(config);
+  auto run = AnalyzeLongWithDegradedLink();
   ASSERT_GE(flow::RowRunsFor(run->table.size(), 3), 3u);
   diagnosis::DiagnosisOptions one;
   const diagnosis::RuleContext rc1{run->table, run->points, run->ctx, run->results, one};
