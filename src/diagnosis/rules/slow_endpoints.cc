@@ -55,6 +55,12 @@ uint32_t PairPaceSums::PairOf(uint32_t* slot, EndpointId src, EndpointId dst) {
   return *slot;
 }
 
+uint32_t* PairPaceSums::OtherSlot(EndpointId src, EndpointId dst) {
+  const uint32_t other = others_.FindOrInsert(DirectedKey(src, dst));
+  if (other == other_pair_.size()) other_pair_.push_back(kNoSlot);
+  return &other_pair_[other];
+}
+
 void PairPaceSums::Add(const flow::FlowTable& f, size_t r, uint32_t pair) {
   if (bins_ == 0) return;
   const int64_t start = f.start_ns()[r];
@@ -65,9 +71,7 @@ void PairPaceSums::Add(const flow::FlowTable& f, size_t r, uint32_t pair) {
   if (pair != kNoPair) {
     p = PairOf(&slot_of_[size_t(pair) * 2 + (src > dst)], src, dst);
   } else {
-    const uint32_t other = others_.FindOrInsert(DirectedKey(src, dst));
-    if (other == other_pair_.size()) other_pair_.push_back(kNoSlot);
-    p = PairOf(&other_pair_[other], src, dst);
+    p = PairOf(OtherSlot(src, dst), src, dst);
   }
   std::vector<Bin>& in_bin = by_bin_[size_t(bin)];
   if (p >= in_bin.size()) in_bin.resize(src_.size());
@@ -86,15 +90,9 @@ void PairPaceSums::Append(PairPaceSums&& later) {
     if (later.slot_of_[slot] != kNoSlot) caller_slot[later.slot_of_[slot]] = slot;
   std::vector<uint32_t> mine(later.src_.size());
   for (size_t p = 0; p < later.src_.size(); ++p) {
-    uint32_t* slot;
-    if (caller_slot[p] != SIZE_MAX) {
-      slot = &slot_of_[caller_slot[p]];
-    } else {
-      const uint32_t other = others_.FindOrInsert(DirectedKey(later.src_[p], later.dst_[p]));
-      if (other == other_pair_.size()) other_pair_.push_back(kNoSlot);
-      slot = &other_pair_[other];
-    }
-    mine[p] = PairOf(slot, later.src_[p], later.dst_[p]);
+    const EndpointId src = later.src_[p], dst = later.dst_[p];
+    uint32_t* slot = caller_slot[p] != SIZE_MAX ? &slot_of_[caller_slot[p]] : OtherSlot(src, dst);
+    mine[p] = PairOf(slot, src, dst);
   }
   for (size_t bin = 0; bin < by_bin_.size(); ++bin) {
     std::vector<Bin>& in_bin = by_bin_[bin];

@@ -79,6 +79,8 @@ class PairPaceSums {
 
   // The directed pair's number here (first seen, first numbered), made at its first record.
   uint32_t PairOf(uint32_t* slot, EndpointId src, EndpointId dst);
+  // The slot of a directed pair of no caller's number, made at its first record.
+  uint32_t* OtherSlot(EndpointId src, EndpointId dst);
 
   int64_t t0_, bin_ns_, bins_;
   std::vector<uint32_t> slot_of_;  // [caller's pair * 2 + (src > dst)] -> pair here
