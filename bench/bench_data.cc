@@ -5,6 +5,8 @@
 #include <random>
 #include <string>
 
+#include <fmt/format.h>
+
 namespace prism::bench {
 
 void PipelineTransferTimes(size_t n, uint64_t seed, std::vector<int64_t>* start_ns,
@@ -44,9 +46,13 @@ std::vector<double> PipelineIntervalSeries(size_t n, uint64_t seed) {
   return xs;
 }
 
-std::vector<FlowRecord> RingJobRecords(int jobs, int gpus_per_job, int steps, PointTable* points) {
+std::vector<FlowRecord> RingJobRecords(int jobs, int gpus_per_job, int steps, PointTable* points,
+                                      int num_switches) {
   std::vector<PointId> switches;
-  for (int s = 0; s < 8; ++s) switches.push_back(points->Intern("spine" + std::to_string(s)));
+  for (int s = 0; s < num_switches; ++s) {
+    switches.push_back(points->Intern(num_switches <= 8 ? fmt::format("spine{}", s)
+                                                        : fmt::format("leaf-p{:03}-r{}", s / 8, s % 8)));
+  }
   std::vector<FlowRecord> out;
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<int64_t> jitter_ns(0, 20'000);
@@ -68,7 +74,7 @@ std::vector<FlowRecord> RingJobRecords(int jobs, int gpus_per_job, int steps, Po
           r.qp = 100 + uint32_t(k);
           r.bytes = 1'000'000 + uint64_t(k) * 250'000;  // distinct bucket sizes: DP
           r.packets = r.bytes / 4096 + 1;
-          r.point = switches[size_t(g + k) % switches.size()];
+          r.point = switches[size_t(j * gpus_per_job + g + k) % switches.size()];
           out.push_back(r);
         }
       }

@@ -1,7 +1,6 @@
 #include "ingest/ipfix/export_decoder.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -15,6 +14,7 @@
 #include "ingest/ipfix/data_record.h"
 #include "ingest/ipfix/planned_records.h"
 #include "ingest/ipfix/sequence_tracker.h"
+#include "ingest/ipfix/short_name_ids.h"
 
 namespace prism::ingest {
 namespace {
@@ -64,23 +64,8 @@ struct ExportDecoder::Impl {
   };
   std::unordered_map<std::string, PointId, NameHash, std::equal_to<>> point_names;
   // Point names repeat record after record but interleave (one message carries the records of
-  // many switches): a direct-mapped cache of short names with a cheap hash answers most lookups
-  // without the map's string hash and node chase (together a tenth of decoding).
-  struct CachedName {
-    uint8_t len = 0;
-    char bytes[31];
-    PointId id = kNoPoint;
-  };
-  static constexpr size_t kNameCacheSlots = 256;
-  std::array<CachedName, kNameCacheSlots> name_cache{};
-  static size_t CheapHash(std::string_view v) {
-    uint64_t head = 0, tail = 0;
-    std::memcpy(&head, v.data(), std::min<size_t>(8, v.size()));
-    if (v.size() > 8) std::memcpy(&tail, v.data() + v.size() - std::min<size_t>(8, v.size() - 8),
-                                  std::min<size_t>(8, v.size() - 8));
-    const uint64_t h = (head * 0x9E3779B97F4A7C15ull) ^ (tail * 0xC2B2AE3D27D4EB4Full) ^ v.size();
-    return static_cast<size_t>(h >> 56);  // 8 bits: kNameCacheSlots
-  }
+  // many switches): short ones are answered without the map's string hash and node chase.
+  ShortNameIds short_names;
   uint64_t* records;
   // A later run of a file (DeferToEarlierRun): problems kept, sequence numbers kept.
   struct SequenceObservation {
@@ -150,13 +135,7 @@ struct ExportDecoder::Impl {
 
   PointId InternPoint(std::string_view name_view) {
     if (name_view.empty() || points == nullptr) return kNoPoint;
-    CachedName* slot = nullptr;
-    if (name_view.size() <= sizeof(CachedName::bytes)) {
-      slot = &name_cache[CheapHash(name_view)];
-      if (slot->id != kNoPoint && slot->len == name_view.size() &&
-          std::memcmp(slot->bytes, name_view.data(), name_view.size()) == 0)
-        return slot->id;
-    }
+    if (const PointId known = short_names.Find(name_view); known != kNoPoint) return known;
     PointId id;
     auto it = point_names.find(name_view);
     if (it != point_names.end()) {
@@ -165,11 +144,7 @@ struct ExportDecoder::Impl {
       id = points->Intern(name_view);
       if (point_names.size() < 65536) point_names.emplace(std::string(name_view), id);
     }
-    if (slot != nullptr) {
-      slot->len = static_cast<uint8_t>(name_view.size());
-      std::memcpy(slot->bytes, name_view.data(), name_view.size());
-      slot->id = id;
-    }
+    short_names.Insert(name_view, id);
     return id;
   }
 
