@@ -66,13 +66,21 @@ struct MessageSets {
   bool options_templates = false;
 };
 
-StatusOr<MessageSets> ReadSetIds(int fd, const std::string& path, uint64_t msg, size_t len) {
+// `first_set`: the message's first 4 bytes after its header, read with the header (null: not
+// read). A message of data holds one set, so most messages cost the plan one read: a read per
+// header was ~9,600 reads and ~15 ms of scale-10k's 4,788 messages, before either thread decodes.
+StatusOr<MessageSets> ReadSetIds(int fd, const std::string& path, uint64_t msg, size_t len,
+                                 const uint8_t* first_set) {
   MessageSets sets;
   size_t p = kIpfixFileHeaderBytes;
   while (len - p >= 4) {  // framed as the decoder frames it: a bad set ends the message
-    uint8_t head[4];
-    PRISM_ASSIGN_OR_RETURN(size_t n, ReadAt(fd, path, head, msg + p));
-    if (n < 4) break;
+    uint8_t read[4];
+    const uint8_t* head = first_set;
+    if (p != kIpfixFileHeaderBytes || head == nullptr) {
+      PRISM_ASSIGN_OR_RETURN(size_t n, ReadAt(fd, path, read, msg + p));
+      if (n < 4) break;
+      head = read;
+    }
     const uint16_t id = LoadBe16(head);
     const size_t set_len = LoadBe16(head + 2);
     if (set_len < 4 || set_len > len - p) break;
@@ -118,10 +126,11 @@ StatusOr<std::optional<IpfixFileRuns>> PlanIpfixFileRuns(const std::string& path
     const size_t k = plan.starts.size();
     if (k < static_cast<size_t>(runs) && pos >= plan.file_bytes * k / runs)
       plan.starts.push_back(pos);
-    uint8_t head[kIpfixFileHeaderBytes];
+    // The message's header and its first set's header (ReadSetIds).
+    uint8_t head[kIpfixFileHeaderBytes + 4];
     PRISM_ASSIGN_OR_RETURN(size_t n, ReadAt(fd.get(), path, head, pos));
     // Anything the one-pass reader would resynchronize after (a zstd frame's magic included).
-    if (n < sizeof(head) || LoadBe16(head) != kIpfixFileVersion) return std::nullopt;
+    if (n < kIpfixFileHeaderBytes || LoadBe16(head) != kIpfixFileVersion) return std::nullopt;
     const size_t len = LoadBe16(head + 2);
     if (len < kIpfixFileHeaderBytes || len > plan.file_bytes - pos) return std::nullopt;
     const uint32_t domain = LoadBe32(head + 12);
@@ -129,7 +138,9 @@ StatusOr<std::optional<IpfixFileRuns>> PlanIpfixFileRuns(const std::string& path
       if (domains.size() == kMaxDomains) return std::nullopt;
       domains.push_back(domain);
     }
-    PRISM_ASSIGN_OR_RETURN(MessageSets sets, ReadSetIds(fd.get(), path, pos, len));
+    PRISM_ASSIGN_OR_RETURN(
+        MessageSets sets,
+        ReadSetIds(fd.get(), path, pos, len, n == sizeof(head) ? head + kIpfixFileHeaderBytes : nullptr));
     if (sets.options_templates) return std::nullopt;
     if (sets.templates) plan.template_messages.emplace_back(pos, static_cast<uint32_t>(len));
     pos += len;

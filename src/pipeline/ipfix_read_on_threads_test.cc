@@ -136,6 +136,19 @@ TEST(IpfixReadOnThreads, CorruptedFilesGiveTheOneThreadResult) {
   std::string many = bad_set;  // more problems than are described (5)
   for (size_t i = 3; i < msgs.size(); i += 4) Put16(&many, msgs[i] + 16, 302);
   variants.push_back({"many problems", many, true});
+  // The first message's template set moved behind its data sets: the plan must find templates
+  // in any set of a message, not only the first (the later runs learn them from it).
+  std::string templates_last = clean;
+  {
+    const size_t set_len = LoadBe16(reinterpret_cast<const uint8_t*>(&clean[16 + 2]));
+    ASSERT_EQ(LoadBe16(reinterpret_cast<const uint8_t*>(&clean[16])), 2);  // a template set
+    const size_t msg_len = msgs[1] - msgs[0];
+    ASSERT_GT(msg_len, 16 + set_len);  // and data sets after it
+    templates_last.replace(16, msg_len - 16,
+                           clean.substr(16 + set_len, msg_len - 16 - set_len) +
+                               clean.substr(16, set_len));
+  }
+  variants.push_back({"templates after data", templates_last, true});
   variants.push_back({"truncated", clean.substr(0, clean.size() - 1000), false});
   std::string bad_header = clean;  // a message header the one-pass reader resynchronizes after
   Put16(&bad_header, late, 9);
