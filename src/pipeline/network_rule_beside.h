@@ -37,7 +37,8 @@ class NetworkRuleBeside {
   NetworkRuleBeside& operator=(const NetworkRuleBeside&) = delete;
   ~NetworkRuleBeside();
 
-  // Copies what the rule reads of `labelled` (jobs, job_of, pairs) and starts it.
+  // Copies what the rule reads of `labelled` (jobs, job_of, the pairs' ends, jobs and labels)
+  // and starts it.
   void Start(const analysis::AnalysisResults& labelled);
   bool started() const { return running_.valid(); }
   // The analysis has ended and freed its transfers: the rule may build its grid. Take and
@@ -47,6 +48,12 @@ class NetworkRuleBeside {
   diagnosis::NetworkFindings Take();
 
  private:
+  struct LabelledPair {
+    EndpointId a, b;
+    int job;
+    analysis::PairLabel label;
+  };
+
   const flow::FlowTable& flows_;
   const PointTable& points_;
   const analysis::EndpointContext& ctx_;
