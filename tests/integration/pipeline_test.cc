@@ -298,6 +298,7 @@ void ExpectCellsHoldTheirRecords(const diagnosis::RuleContext& rc,
   struct Expected {
     double bytes = 0;
     uint32_t flows = 0;
+    uint32_t slow = 0;  // records below the drop threshold
     std::vector<diagnosis::JobCount> jobs;
   };
   std::map<std::tuple<size_t, int64_t, int>, Expected> expected;
@@ -318,6 +319,7 @@ void ExpectCellsHoldTheirRecords(const diagnosis::RuleContext& rc,
       Expected& x = expected[{size_t(e), bin, c % 2}];
       x.bytes += double(f.EstimatedBytes(r));
       ++x.flows;
+      x.slow += classes.RelativeBandwidth(r) < 1 - rc.options.min_bw_drop;
       auto it = std::find_if(x.jobs.begin(), x.jobs.end(),
                              [&](const diagnosis::JobCount& jc) { return jc.job == c / 2; });
       if (it == x.jobs.end()) x.jobs.push_back({c / 2, 1});
@@ -325,15 +327,19 @@ void ExpectCellsHoldTheirRecords(const diagnosis::RuleContext& rc,
     }
   }
   ASSERT_EQ(expected.size(), grid.cells.size());
+  size_t cells_with_slow_records = 0;
   for (const auto& [key, x] : expected) {
     const auto& [e, bin, kind] = key;
     const diagnosis::Cell* cell = grid.Find(e, bin, kind);
     ASSERT_NE(cell, nullptr);
     EXPECT_EQ(cell->bytes, x.bytes);
     EXPECT_EQ(cell->flows, x.flows);
+    EXPECT_EQ(cell->slow_count, x.slow);
+    cells_with_slow_records += x.slow > 0;
     EXPECT_EQ(grid.JobsOf(*cell), x.jobs);
   }
   EXPECT_GT(grid.cells.size(), 100u);
+  EXPECT_GT(cells_with_slow_records, 0u);  // the degraded link's
 }
 
 TEST(Pipeline, CellsHoldTheLoadAndJobsOfTheirRecords) {
