@@ -70,16 +70,20 @@ class ShortNameIds {
     return v;
   }
 
+  // Built word by word in registers: built as an array, the words were stored as one vector and
+  // read back one by one for the hash, a store the loads could not be forwarded from.
   static Key KeyOf(std::string_view name) {
-    Key key{};
-    key.length = name.size();
-    if (name.size() >= 8) {
-      const size_t last = name.size() - 8;
-      for (size_t w = 0; w < 4; ++w) key.words[w] = Load8(name.data() + std::min(8 * w, last));
-    } else {
-      std::memcpy(&key.words[0], name.data(), name.size());  // the rest stays zero
+    const char* p = name.data();
+    const size_t n = name.size();
+    if (n < 8) {
+      uint64_t head = 0;
+      for (size_t i = 0; i < n; ++i) head |= uint64_t(uint8_t(p[i])) << (8 * i);
+      return Key{{head, 0, 0, 0}, n};  // the bytes from the low end of one word
     }
-    return key;
+    const size_t last = n - 8;
+    return Key{{Load8(p), Load8(p + std::min<size_t>(8, last)), Load8(p + std::min<size_t>(16, last)),
+                Load8(p + last)},
+               n};
   }
 
   static size_t Hash(const Key& k) {
