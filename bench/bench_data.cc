@@ -50,8 +50,9 @@ std::vector<FlowRecord> RingJobRecords(int jobs, int gpus_per_job, int steps, Po
                                       int num_switches) {
   std::vector<PointId> switches;
   for (int s = 0; s < num_switches; ++s) {
-    switches.push_back(points->Intern(num_switches <= 8 ? fmt::format("spine{}", s)
-                                                        : fmt::format("leaf-p{:03}-r{}", s / 8, s % 8)));
+    switches.push_back(points->Intern(num_switches <= 8
+                                          ? fmt::format("spine{}", s)
+                                          : fmt::format("leaf-p{:03}-r{}", s / 8, s % 8)));
   }
   std::vector<FlowRecord> out;
   std::mt19937_64 rng(7);

@@ -24,7 +24,8 @@ void PipelineTransferTimes(size_t n, uint64_t seed, std::vector<int64_t>* start_
 // Records of `jobs` jobs of `gpus_per_job` GPUs (8 per host), each a ring: every GPU sends to the
 // next one `steps` times, 4 buckets per step, records of 1 MB, seen at one of `num_switches`
 // switches (8: spine0..7; more: leaf-p000-r0 and on, as the simulator names a large fabric's
-// leaves), the next record at the next one. Sorted by start. Addresses are 10.x.y.z, host = GPU / 8.
+// leaves), by the GPU's number plus its bucket. Sorted by start. Addresses are 10.x.y.z, host =
+// GPU / 8.
 std::vector<FlowRecord> RingJobRecords(int jobs, int gpus_per_job, int steps, PointTable* points,
                                       int num_switches = 8);
 

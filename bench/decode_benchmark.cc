@@ -30,8 +30,8 @@ class CountingSink : public FlowSink {
 };
 
 // The records and their points: seen at 8 switches, or at kManySwitches (scale-10k's fabric has
-// ~400 points: their names interleave record after record, as a collector of such a fabric
-// receives them).
+// 320 leaves and its spines: their names interleave record after record, as a collector of such
+// a fabric receives them).
 constexpr int kManySwitches = 400;
 const std::vector<FlowRecord>& Records(PointTable** points, int switches = 8) {
   static PointTable few_pts, many_pts;

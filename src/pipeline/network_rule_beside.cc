@@ -18,9 +18,9 @@ void NetworkRuleBeside::Start(const analysis::AnalysisResults& labelled) {
   labelled_.jobs = labelled.jobs;
   labelled_.job_of = labelled.job_of;
   // The rule reads a pair's ends, job and label, not its evidence. Copied whole, the pairs (with
-  // a rule name on the heap each) took the caller 6-9 ms of fresh pages and allocations at 10,240
-  // GPUs, while the analysis waited: the caller copies those four fields, and the rule's thread
-  // makes its pairs of them.
+  // a rule name each, most on the heap) took the caller up to 9 ms of fresh pages and allocations
+  // at 10,240 GPUs, while the analysis waited: the caller copies those four fields, and the
+  // rule's thread makes its pairs of them.
   std::vector<LabelledPair> pairs;
   pairs.reserve(labelled.pairs.size());
   for (const analysis::Pair& p : labelled.pairs) pairs.push_back({p.a, p.b, p.job, p.label});
