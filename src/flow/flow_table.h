@@ -113,6 +113,14 @@ class FlowTable : public FlowSink, public BatchSink {
   // last change); an append makes it false. A pass that needs the rows in start order trusts it
   // instead of checking every row again (the check was a pass over 8 bytes per record).
   bool sorted_by_start() const { return sorted_by_start_; }
+  // The latest start (INT64_MIN when empty): the last row's when sorted by start, else a pass
+  // over the starts. Records are binned by start, so this bounds the bins, whatever a record's
+  // claimed end.
+  int64_t LatestStartNs() const {
+    if (start_ns_.empty()) return INT64_MIN;
+    if (sorted_by_start_) return start_ns_.back();
+    return *std::max_element(start_ns_.begin(), start_ns_.end());
+  }
 
  private:
   void RecomputeBounds(int threads = 1);

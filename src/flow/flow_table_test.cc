@@ -40,6 +40,26 @@ TEST(FlowTable, InternsEndpointsAndSortsAllColumnsTogether) {
   EXPECT_EQ(t.max_end_ns(), 310);
 }
 
+// The latest start, whatever the records claim as their end: read from the last row once the rows
+// are sorted by start, found among all rows before, and again after an append unsorts them.
+TEST(FlowTable, LatestStartIsTheLargestStartSortedOrNot) {
+  FlowTable t;
+  EXPECT_EQ(t.LatestStartNs(), INT64_MIN);
+  t.OnRecord(Rec("10.0.0.1", "10.0.0.2", 500, 1));
+  FlowRecord long_record = Rec("10.0.0.2", "10.0.0.1", 100, 2);
+  long_record.end_ns = 1'000'000;  // ends last, starts first
+  t.OnRecord(long_record);
+  t.OnRecord(Rec("10.0.0.1", "10.0.0.3", 300, 3));
+  ASSERT_FALSE(t.sorted_by_start());
+  EXPECT_EQ(t.LatestStartNs(), 500);
+  t.SortByStart();
+  ASSERT_TRUE(t.sorted_by_start());
+  EXPECT_EQ(t.LatestStartNs(), 500);
+  t.OnRecord(Rec("10.0.0.3", "10.0.0.1", 200, 4));  // appended after a later start
+  EXPECT_FALSE(t.sorted_by_start());
+  EXPECT_EQ(t.LatestStartNs(), 500);
+}
+
 TEST(FlowTable, EstimatedBytesScaleSampledRecordsAndSurviveRelease) {
   FlowTable unsampled;
   unsampled.OnRecord(Rec("10.0.0.1", "10.0.0.2", 100, 5000));

@@ -438,9 +438,7 @@ CellGrid EmptyCellGrid(const RuleContext& rc) {
   if (f.empty()) return {};
   // Records are binned by start: the bins span the starts, whatever a record's claimed end (a
   // record that claims to last for years must not size the grid).
-  const auto start = f.start_ns();
-  return EmptyCellGrid(f.min_start_ns(), *std::max_element(start.begin(), start.end()),
-                       rc.options.bw_bin_ns);
+  return EmptyCellGrid(f.min_start_ns(), f.LatestStartNs(), rc.options.bw_bin_ns);
 }
 
 CellGrid EmptyCellGrid(int64_t first_start_ns, int64_t last_start_ns, int64_t bin_ns) {

@@ -405,9 +405,7 @@ void AddFindings(const CellGrid& grid, const Degradation& d, size_t e, const std
 NetworkFindings FindNetworkDegradation(const RuleContext& rc,
                                        const std::function<void()>& before_grid) {
   if (rc.flows.empty()) return {};
-  const auto start = rc.flows.start_ns();
-  return JudgeFabric(rc, rc.flows.min_start_ns(), *std::max_element(start.begin(), start.end()),
-                     before_grid);
+  return JudgeFabric(rc, rc.flows.min_start_ns(), rc.flows.LatestStartNs(), before_grid);
 }
 
 NetworkFindings JudgeFabric(const RuleContext& rc, int64_t first_start_ns, int64_t last_start_ns,

@@ -45,7 +45,7 @@ FabricContribution BuildFabricContribution(const RuleContext& rc) {
   for (const auto& job : rc.results.jobs) c.jobs.push_back(job.id);
   if (f.empty()) return c;
   c.first_start_ns = f.min_start_ns();
-  c.last_start_ns = *std::max_element(f.start_ns().begin(), f.start_ns().end());
+  c.last_start_ns = f.LatestStartNs();
   std::vector<int32_t> endpoint_of(f.endpoints().size(), -1);  // window id -> contribution's
   std::vector<int32_t> leaf_of(rc.ctx.leaf_names.size(), -1);
   Numbering<std::string> points(&c.points);
