@@ -265,22 +265,26 @@ StepGapCut FindStepGapCut(const std::vector<Activity>& bursts, std::span<const i
   // for other rings, the optimizer, the step gap): the lowest candidate that cuts the series into
   // regular steps wins, so buckets are not taken for steps and a rare longer pause (a checkpoint)
   // is not taken for the step gap. Without a regular cut, the most regular one.
+  // Candidates are tried from the lowest up, and the first regular one is the answer: the most
+  // regular cut counts only when none is regular, so the search stops there (the candidates above
+  // it were a third of the classification's work on its step cuts).
   double regular = NAN, most_regular = NAN, best_spread = INFINITY;
   auto consider = [&](double min_jump, double above, bool keep_most_regular) {
-    for (size_t i = 0; i + 1 < log_gap.size(); ++i) {
+    for (size_t i = 0; i + 1 < log_gap.size() && std::isnan(regular); ++i) {
       const double jump = log_gap[i + 1] - log_gap[i];
       if (jump < std::log(min_jump)) continue;
       const double t = (log_gap[i] + log_gap[i + 1]) / 2;
       if (t <= above) continue;
       // Judged on the gaps between bursts, and as the final pass cuts: a step gap the burst
       // detector ran over (finer records give it more, shorter intervals to learn from) still
-      // ends a step, and without it a regular cut can look irregular.
+      // ends a step, and without it a regular cut can look irregular. The second judgement only
+      // where the first did not find the cut regular: it could only lower the spread.
       double spread =
           irregularity(PeriodsAtBurstGaps(bursts, log_gap_after, t, scratch.periods));
-      if (options.judge_cut_on_transfers)
+      if (options.judge_cut_on_transfers && spread > options.max_period_irregularity)
         spread = std::min(spread, irregularity(PeriodsAtIdleGaps(bursts, start_ns, end_ns,
                                                                  idle_ns, t, scratch.periods)));
-      if (std::isnan(regular) && spread <= options.max_period_irregularity) regular = t;
+      if (spread <= options.max_period_irregularity) regular = t;
       if (keep_most_regular && spread < best_spread) {
         best_spread = spread;
         most_regular = t;
