@@ -1,6 +1,7 @@
 #include "diagnosis/group_medians.h"
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -11,16 +12,13 @@
 namespace prism::diagnosis {
 namespace {
 
-// Runs the three passes over `groups` and checks each median is the very double Median() gives.
+// Runs the two passes over `groups` and checks each median is the very double Median() gives.
 void ExpectSameAsMedian(const std::vector<std::vector<double>>& groups) {
   GroupMedians gm(groups.size());
   for (size_t g = 0; g < groups.size(); ++g)
     for (double v : groups[g]) gm.Observe(g, v);
-  gm.StartCounting();
-  for (size_t g = groups.size(); g-- > 0;)  // any order
-    for (double v : groups[g]) gm.Count(g, v);
   gm.StartCollecting();
-  for (size_t g = 0; g < groups.size(); ++g)
+  for (size_t g = groups.size(); g-- > 0;)  // any order
     for (double v : groups[g]) gm.Collect(g, v);
   const std::vector<double> got = gm.Finish();
   ASSERT_EQ(got.size(), groups.size());
@@ -31,7 +29,7 @@ void ExpectSameAsMedian(const std::vector<std::vector<double>>& groups) {
   }
 }
 
-// The same three passes with each group's values cut into `runs` runs as the threads cut the
+// The same two passes with each group's values cut into `runs` runs as the threads cut the
 // records: value i of group g goes to run (i + g) % runs, or all of group g to run g % runs when
 // `whole_groups` (the group is then empty in every other run). The first run passes its values to
 // the whole, each other run to a part of its own, the later runs first: the medians must be the
@@ -51,8 +49,6 @@ void ExpectSameAsMedianInRuns(const std::vector<std::vector<double>>& groups, si
     }
   };
   pass([](GroupMedians& m, size_t g, double v) { m.Observe(g, v); });
-  gm.StartCounting(parts);
-  pass([](GroupMedians& m, size_t g, double v) { m.Count(g, v); });
   gm.StartCollecting(parts);
   pass([](GroupMedians& m, size_t g, double v) { m.Collect(g, v); });
   const std::vector<double> got = gm.Finish(parts);
@@ -117,7 +113,38 @@ TEST(GroupMedians, PartsOfRunsGiveTheMediansOfAllValues) {
     }
 }
 
-// A run that collects a value it did not count in pass 2 would write past its slice of the one
+// Values spread over the whole range of doubles, or arriving in rising or falling order, widen a
+// group's histogram many times and merge its buckets up to the widest: the medians stay exact,
+// on one run and when runs saw ranges of different widths (their buckets then merge to the
+// widest any run used, and further where the runs' ranges together are wider still).
+TEST(GroupMedians, WideAndOrderedValuesGiveTheMediansOfAllValues) {
+  std::vector<std::vector<double>> groups;
+  std::vector<double>& full = groups.emplace_back();  // every power of two a double holds
+  for (int e = -1074; e <= 1023; ++e) full.push_back(std::ldexp(1.0, e));
+  full.push_back(0.0);
+  full.push_back(std::numeric_limits<double>::max());
+  std::vector<double>& rising = groups.emplace_back();
+  for (int i = 0; i < 50000; ++i) rising.push_back(1.0 + i * 1e-4);
+  std::vector<double>& falling = groups.emplace_back();
+  for (int i = 0; i < 50000; ++i) falling.push_back(std::exp(20.0 - i * 1e-3));
+  // Narrow in some runs, wide in others: the first half close together, the rest far apart.
+  std::vector<double>& mixed = groups.emplace_back();
+  for (int i = 0; i < 3001; ++i) mixed.push_back(i < 1500 ? 7.0 + i * 1e-9 : std::ldexp(1.0, i % 600 - 300));
+  // Values that two runs see each close together but far from the other's (the group's index is
+  // even, so value i goes to run i % 2 of two): each run's buckets are fine, their merge coarse.
+  ASSERT_EQ(groups.size() % 2, 0u);
+  std::vector<double>& apart = groups.emplace_back();
+  for (int i = 0; i < 4001; ++i) apart.push_back((i % 2 == 0 ? 1.0 : 1e100) * (1 + i * 1e-12));
+  ExpectSameAsMedian(groups);
+  for (size_t runs : {2, 3, 5})
+    for (bool whole_groups : {false, true}) {
+      SCOPED_TRACE(runs);
+      SCOPED_TRACE(whole_groups);
+      ExpectSameAsMedianInRuns(groups, runs, whole_groups);
+    }
+}
+
+// A run that collects a value it did not count in pass 1 would write past its slice of the one
 // buffer: it is refused.
 TEST(GroupMedians, ARunCollectingAValueItDidNotCountIsRefused) {
   GroupMedians gm(1);
@@ -125,9 +152,6 @@ TEST(GroupMedians, ARunCollectingAValueItDidNotCountIsRefused) {
   parts.push_back(gm.Part());
   for (double v : {1.0, 2.0, 3.0}) gm.Observe(0, v);
   for (double v : {2.0, 2.0}) parts[0].Observe(0, v);
-  gm.StartCounting(parts);
-  for (double v : {1.0, 2.0, 3.0}) gm.Count(0, v);
-  for (double v : {2.0, 2.0}) parts[0].Count(0, v);
   gm.StartCollecting(parts);
   for (double v : {1.0, 2.0, 3.0}) gm.Collect(0, v);
   parts[0].Collect(0, 2.0);

@@ -54,7 +54,7 @@ RecordClasses RecordClasses::Measure(const RuleContext& rc, PairPaceSums* paces)
   }
   const auto& f = rc.flows;
   const auto src = f.src(), dst = f.dst();
-  // Four passes need the class (three for the class medians, one for the cells): it is worked
+  // Three passes need the class (two for the class medians, one for the cells): it is worked
   // out once and kept in 2 bytes per record, as the pair lookup misses the cache on large
   // windows. With more classes than that holds (32,767 jobs) it is worked out on each pass.
   const size_t classes = 2 * rc.results.jobs.size();
@@ -65,9 +65,9 @@ RecordClasses RecordClasses::Measure(const RuleContext& rc, PairPaceSums* paces)
   if (keep) out.class_.resize(f.size());
   // Each pass runs on the threads, one run of rows each: the first run passes its values to
   // `medians` itself, the others to parts of their own, which the next pass's start merges. Each
-  // run writes only its own rows' classes, and the pair lookup is only read. The parts hold
-  // counts, bounds and a histogram per class; the collected values go to one buffer, each run
-  // to its own slice (group_medians.h). On one run there are no parts: the one-thread loops.
+  // run writes only its own rows' classes, and the pair lookup is only read. The parts hold a
+  // count and a histogram per class; the collected values go to one buffer, each run to its own
+  // slice (group_medians.h). On one run there are no parts: the one-thread loops.
   const size_t runs = flow::RowRunsFor(f.size(), rc.options.threads);
   std::vector<GroupMedians> parts;
   for (size_t t = 1; t < runs; ++t) parts.push_back(medians.Part());
@@ -101,11 +101,6 @@ RecordClasses RecordClasses::Measure(const RuleContext& rc, PairPaceSums* paces)
     }
   });
   for (PairPaceSums& later : pace_parts) paces->Append(std::move(later));
-  medians.StartCounting(parts);
-  pass([&](size_t begin, size_t end, GroupMedians& m) {
-    for (size_t r = begin; r < end; ++r)
-      if (const int c = out.ClassOf(r); c >= 0) m.Count(size_t(c), out.Bandwidth(r));
-  });
   medians.StartCollecting(parts);
   pass([&](size_t begin, size_t end, GroupMedians& m) {
     for (size_t r = begin; r < end; ++r)
