@@ -23,6 +23,8 @@ std::vector<int64_t> StepEnds(const std::vector<Activity>& steps) {
 struct PairScratch {
   std::vector<int64_t> starts, ends;             // the transfers' times, for SegmentSteps
   std::vector<uint64_t> all_sizes, step_sizes;   // MeasureStepSizes
+  std::vector<uint64_t> distinct_sizes;          // MeasureStepSizes: all_sizes without repeats
+  std::vector<uint8_t> distinct_recurs;          // MeasureStepSizes: per distinct size
   std::vector<uint32_t> from_a, from_b;          // MeasureStepSizes, per step
   std::vector<size_t> steps_with_distinct;       // MeasureStepSizes: steps per distinct count
   std::vector<int64_t> direction_starts[2];      // AlignedStartShare
@@ -126,12 +128,35 @@ void MeasureStepSizes(const std::vector<Transfer>& transfers, const std::vector<
   for (const Transfer& t : transfers) all_sizes.push_back(t.bytes);
   std::sort(all_sizes.begin(), all_sizes.end());
   const long min_count = std::max<long>(2, long(all_sizes.size()) / 20);
+  // Whether each distinct size recurs, in one sweep of the sorted sizes: the bounds of a size's
+  // tolerance rise with it, so the first size within them and the first above move only forward.
+  // (Searched for per transfer, two binary searches of all the sizes were most of this function.)
+  std::vector<uint64_t>& distinct = scratch.distinct_sizes;
+  std::vector<uint8_t>& recurs = scratch.distinct_recurs;
+  distinct.clear();
+  recurs.clear();
+  size_t lo = 0, hi = 0;
+  for (size_t i = 0; i < all_sizes.size(); ++i) {
+    const uint64_t size = all_sizes[i];
+    if (i > 0 && size == all_sizes[i - 1]) continue;
+    const uint64_t low = uint64_t(double(size) / (1 + options.size_tolerance));
+    const uint64_t high = uint64_t(double(size) * (1 + options.size_tolerance));
+    while (lo < all_sizes.size() && all_sizes[lo] < low) ++lo;
+    while (hi < all_sizes.size() && all_sizes[hi] <= high) ++hi;
+    distinct.push_back(size);
+    recurs.push_back(long(hi - lo) >= min_count);
+  }
+  // A transfer's size is most often its predecessor's (one bucket size per burst).
+  uint64_t last_size = 0;
+  bool last_recurs = false, looked_up = false;
   auto recurring = [&](uint64_t size) {
-    auto lo = std::lower_bound(all_sizes.begin(), all_sizes.end(),
-                               uint64_t(double(size) / (1 + options.size_tolerance)));
-    auto hi = std::upper_bound(all_sizes.begin(), all_sizes.end(),
-                               uint64_t(double(size) * (1 + options.size_tolerance)));
-    return hi - lo >= min_count;
+    if (!looked_up || size != last_size) {
+      last_size = size;
+      last_recurs = recurs[size_t(std::lower_bound(distinct.begin(), distinct.end(), size) -
+                                  distinct.begin())];
+      looked_up = true;
+    }
+    return last_recurs;
   };
   std::vector<size_t>& histogram = scratch.steps_with_distinct;  // [distinct sizes] -> steps
   histogram.clear();
