@@ -65,6 +65,43 @@ struct JobTransfers {
   }
 };
 
+// Puts a GPU's transfers `v` in start order. They are one run per pair of the GPU, each in start
+// order (a pair's transfers are), so the runs are found where the start falls and merged two by
+// two: log2 of a GPU's pairs (2-4 at most layouts) passes over the list, where sorting it made
+// ~log2 of its length (callgrind, scale-10k: the sort was 3.8% of a run's instructions). Equal
+// starts keep the runs' order. `scratch` and `runs` are working space, kept from GPU to GPU.
+void MergeRunsByStart(std::span<GpuTransfer> v, std::vector<GpuTransfer>* scratch,
+                      std::vector<size_t>* runs) {
+  const size_t n = v.size();
+  runs->assign(1, 0);
+  for (size_t i = 1; i < n; ++i)
+    if (v[i].start_ns < v[i - 1].start_ns) runs->push_back(i);
+  if (runs->size() == 1) return;
+  runs->push_back(n);
+  if (scratch->size() < n) scratch->resize(n);
+  GpuTransfer* from = v.data();
+  GpuTransfer* to = scratch->data();
+  const auto by_start = [](const GpuTransfer& x, const GpuTransfer& y) {
+    return x.start_ns < y.start_ns;
+  };
+  // runs: the runs' first indices, then n. Each pass merges runs 2i and 2i+1 (an odd last run
+  // is copied) and keeps the merged runs' first indices in place.
+  while (runs->size() > 2) {
+    std::vector<size_t>& r = *runs;
+    const size_t count = r.size() - 1;
+    size_t kept = 0;
+    for (size_t i = 0; i < count; i += 2) {
+      const size_t begin = r[i], mid = r[i + 1], end = i + 2 <= count ? r[i + 2] : mid;
+      std::merge(from + begin, from + mid, from + mid, from + end, to + begin, by_start);
+      r[kept++] = begin;
+    }
+    r[kept++] = n;
+    r.resize(kept);
+    std::swap(from, to);
+  }
+  if (from != v.data()) std::copy(from, from + n, v.data());
+}
+
 // Moves the transfers of the job's DP and PP pairs out of `pair_transfers` (their lists are
 // freed) into per-stage and per-GPU lists.
 JobTransfers SortTransfers(const std::vector<Pair>& pairs, PairIndices job_pairs,
@@ -119,9 +156,12 @@ JobTransfers SortTransfers(const std::vector<Pair>& pairs, PairIndices job_pairs
     }
     std::vector<Transfer>().swap(transfers);
   }
+  std::vector<GpuTransfer> scratch;
+  std::vector<size_t> runs;
   for (size_t l = 0; l + 1 < jt.own_first.size(); ++l)
-    std::sort(jt.own.begin() + long(jt.own_first[l]), jt.own.begin() + long(jt.own_first[l + 1]),
-              [](const GpuTransfer& x, const GpuTransfer& y) { return x.start_ns < y.start_ns; });
+    MergeRunsByStart(std::span<GpuTransfer>(jt.own).subspan(
+                         jt.own_first[l], jt.own_first[l + 1] - jt.own_first[l]),
+                     &scratch, &runs);
   return jt;
 }
 
