@@ -89,14 +89,27 @@ std::span<const double> BocdDetector::Step(double x) {
   ++t_;
   // Most steps drop nothing: a predictable branch instead of Prune's pass.
   const size_t cap = opts_.max_run_lengths;
-  if (least < floor_ || (cap != 0 && n + 1 > cap)) Prune();
+  if (least < floor_ || (cap != 0 && n + 1 > cap)) Prune(least);
   return posterior();
 }
 
-void BocdDetector::Prune() {
+void BocdDetector::Prune(double least) {
   const size_t n = runs_.size();
   double* p = posterior_.data();
   const double floor = floor_;
+  const size_t cap = opts_.max_run_lengths;
+  if (least >= floor && cap != 0 && n == cap + 1) {
+    // Nearly every step once the cap is reached: none below the floor and one run length too
+    // many. The least probable other than r = 0 (of equal ones the last, as below) is dropped by
+    // moving those after it down one, where the general path lists every index it keeps and
+    // gathers each array through the list (the same masses and runs, a third of the work).
+    size_t drop = n - 1;
+    while (p[drop] != least) --drop;
+    std::copy(p + drop + 1, p + n, p + drop);
+    runs_.Drop(drop);
+    Renormalise(n - 1);
+    return;
+  }
   if (keep_.size() < n) keep_.resize(std::max(n, 2 * keep_.size()));
   uint32_t* keep = keep_.data();
   keep[0] = 0;  // r = 0 is the change hypothesis itself; always kept
@@ -105,7 +118,6 @@ void BocdDetector::Prune() {
     keep[kept] = static_cast<uint32_t>(i);
     kept += p[i] >= floor ? 1 : 0;
   }
-  const size_t cap = opts_.max_run_lengths;
   if (cap != 0 && kept == cap + 1) {
     // The usual case once the cap is reached (a step adds one run length): drop the least
     // probable run length other than r = 0 — of equal ones the last, as the selection below
@@ -137,16 +149,18 @@ void BocdDetector::Prune() {
   }
   if (kept == n) return;
 
-  // Compact in place (keep is ascending, so writes never pass reads) and renormalise: the
-  // dropped mass is spread over the kept run lengths.
-  double sum = 0;
-  for (size_t k = 0; k < kept; ++k) {
-    p[k] = p[keep[k]];
-    sum += p[k];
-  }
-  const double inv = 1 / sum;
-  for (size_t k = 0; k < kept; ++k) p[k] *= inv;
+  // Compact in place (keep is ascending, so writes never pass reads) and renormalise.
+  for (size_t k = 0; k < kept; ++k) p[k] = p[keep[k]];
   runs_.Keep({keep, kept});
+  Renormalise(kept);
+}
+
+void BocdDetector::Renormalise(size_t n) {
+  double* p = posterior_.data();
+  double sum = 0;
+  for (size_t k = 0; k < n; ++k) sum += p[k];
+  const double inv = 1 / sum;
+  for (size_t k = 0; k < n; ++k) p[k] *= inv;
 }
 
 LaggedChangeRule::LaggedChangeRule(int lag, double threshold)

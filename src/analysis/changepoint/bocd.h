@@ -50,7 +50,11 @@ class BocdDetector {
   const BocdOptions& options() const { return opts_; }
 
  private:
-  void Prune();
+  // Drops the run lengths below the floor and those past the cap. `least`: the smallest mass of
+  // a run length other than r = 0.
+  void Prune(double least);
+  // Divides the first `n` masses by their sum (the mass dropped is spread over those kept).
+  void Renormalise(size_t n);
 
   BocdOptions opts_;
   ConstantHazard hazard_;

@@ -198,4 +198,12 @@ void NormalGammaRuns::Keep(std::span<const uint32_t> indices) {
   n_ = k;
 }
 
+void NormalGammaRuns::Drop(size_t i) {
+  for (auto* v : {&mu_, &beta_, &log_beta_})
+    std::copy(v->begin() + long(i) + 1, v->begin() + long(n_), v->begin() + long(i));
+  std::copy(run_length_.begin() + long(i) + 1, run_length_.begin() + long(n_),
+            run_length_.begin() + long(i));
+  --n_;
+}
+
 }  // namespace prism::analysis

@@ -71,6 +71,8 @@ class NormalGammaRuns {
 
   // Keeps only the runs at the given indices (strictly ascending), in order.
   void Keep(std::span<const uint32_t> indices);
+  // Drops the run at index i; those after it move down one.
+  void Drop(size_t i);
 
   size_t size() const { return n_; }
   std::span<const size_t> run_lengths() const { return {run_length_.data(), n_}; }
