@@ -295,6 +295,40 @@ TEST(BocdTest, SmallCapStillCutsIntervals) {
   EXPECT_GE(pr.recall, 0.97);
 }
 
+// The step at which the cap first binds: the capped detector holds what the unlimited one holds
+// at that step, less its least probable run length other than r = 0, renormalised.
+TEST(BocdTest, CapDropsTheLeastProbableRunLength) {
+  for (const Series& s : {StepIntervals(9600, 30), PwConstant(9700, 8, 4)}) {
+    for (size_t cap : {size_t{2}, size_t{5}, size_t{8}}) {
+      BocdOptions unlimited, capped;
+      unlimited.prune_mass = capped.prune_mass = 0;  // only the cap drops run lengths
+      capped.max_run_lengths = cap;
+      BocdDetector du(unlimited), dc(capped);
+      for (size_t t = 0; t + 1 < cap; ++t) {  // the cap binds at the step that makes cap + 1
+        du.Step(s.xs[t]);
+        dc.Step(s.xs[t]);
+      }
+      const std::span<const double> p = du.Step(s.xs[cap - 1]);
+      const std::span<const double> q = dc.Step(s.xs[cap - 1]);
+      const std::vector<size_t> rp(du.run_lengths().begin(), du.run_lengths().end());
+      const std::vector<size_t> rq(dc.run_lengths().begin(), dc.run_lengths().end());
+      ASSERT_EQ(rp.size(), cap + 1);
+      ASSERT_EQ(rq.size(), cap);
+      size_t least = 1;
+      for (size_t i = 1; i < p.size(); ++i)
+        if (p[i] <= p[least]) least = i;
+      std::vector<size_t> want = rp;
+      want.erase(want.begin() + long(least));
+      EXPECT_EQ(rq, want) << "cap " << cap;
+      const double kept = 1 - p[least];
+      for (size_t i = 0, j = 0; i < p.size(); ++i) {
+        if (i == least) continue;
+        EXPECT_NEAR(q[j++], p[i] / kept, 1e-12) << "cap " << cap << " run length " << rp[i];
+      }
+    }
+  }
+}
+
 TEST(BocdTest, ResetStartsOver) {
   const Series a = PwConstant(9200, 4, 4);
   const Series b = PwConstant(9300, 4, 4);
