@@ -338,7 +338,13 @@ void FlowTable::OrderEqualStartsIn(size_t lo, size_t hi) {
   };
   std::vector<uint32_t> local;
   for (size_t i = lo; i < n;) {
-    size_t j = i + 1;
+    // Most starts are their row's alone: the next run of equal starts is found one comparison
+    // per row (callgrind, scale-10k: this pass, made twice, was 1.4% of a run's instructions).
+    size_t first_equal = i + 1;
+    while (first_equal < n && start_ns_[first_equal] != start_ns_[first_equal - 1]) ++first_equal;
+    if (first_equal >= n) break;
+    i = first_equal - 1;
+    size_t j = first_equal + 1;
     while (j < n && start_ns_[j] == start_ns_[i]) ++j;
     bool ordered = true;
     for (size_t k = i + 1; k < j && ordered; ++k) ordered = !less(k, k - 1);
