@@ -191,11 +191,14 @@ class GridBuilder {
     judged_rows_.reserve(kMaxCellsPerRow * rows);
   }
 
-  // The element of a key, made (its cells' slots, none yet) at its first record.
+  // The element of a key, made (its cells' slots, none yet; sorted, its open cells' too) at its
+  // first record. Elements are made only here, so OpenCell need not check for new ones.
   size_t ElementFor(uint64_t key) {
     const size_t e = element_keys_.FindOrInsert(key);
     const size_t slots = grid_.CellsPerElement();
     if (grid_.cell_of.size() < (e + 1) * slots) grid_.cell_of.resize((e + 1) * slots, -1);
+    if (sorted_ && open_cell_.size() < 2 * element_keys_.size())
+      open_cell_.resize(2 * element_keys_.size(), -1);
     return e;
   }
 
@@ -251,9 +254,7 @@ class GridBuilder {
     if (sorted_) {
       // While a bin is open its cells are found through open_cell_[element * 2 + kind]: one
       // small dense array, where cell_of's rows of slots per element missed the cache at
-      // 100,000 GPUs.
-      if (open_cell_.size() < 2 * element_keys_.size())
-        open_cell_.resize(2 * element_keys_.size(), -1);
+      // 100,000 GPUs. It has the slots of every element made (ElementFor).
       int32_t& oc = open_cell_[e * 2 + size_t(kind)];
       if (oc < 0) {
         oc = static_cast<int32_t>(grid_.cells.size());
