@@ -10,10 +10,23 @@
 namespace prism {
 namespace {
 
-struct Wide {  // the size of a grid cell: 74,898 to a chunk
+struct Wide {  // the size of a grid cell: 65,536 to a chunk
   uint64_t value = 7;
   char pad[48];
 };
+
+// As many elements as fit a block, rounded down to a power of two (an index is a shift and a
+// mask), for any element size.
+TEST(ChunkedVector, AChunkIsThePowerOfTwoOfElementsThatFitsABlock) {
+  const auto check = [](size_t k, size_t element_bytes) {
+    EXPECT_EQ(k & (k - 1), 0u) << k;
+    EXPECT_LE(k * element_bytes, kBigBlockMinBytes) << k;
+    EXPECT_GT(2 * k * element_bytes, kBigBlockMinBytes) << k;
+  };
+  check(ChunkedVector<Wide>::kChunkElements, sizeof(Wide));
+  check(ChunkedVector<uint32_t>::kChunkElements, sizeof(uint32_t));
+  EXPECT_EQ(ChunkedVector<Wide>::kChunkElements, 65'536u);
+}
 
 TEST(ChunkedVector, IndicesReachEveryElementAcrossChunks) {
   ChunkedVector<Wide> list;
