@@ -43,8 +43,11 @@ struct RecordBatch {
   // Drops the rows `drop(i)` is true for, keeping the others in order; returns how many went.
   template <typename Drop>
   size_t RemoveIf(Drop drop) {
+    // Rows up to the first dropped one stay where they are: most batches drop none, and then
+    // this is the only loop (the filters in front of the table call this on every batch).
     size_t kept = 0;
-    for (size_t i = 0; i < size; ++i) {
+    while (kept < size && !drop(kept)) ++kept;
+    for (size_t i = kept; i < size; ++i) {
       if (drop(i)) continue;
       if (kept != i) MoveRow(i, kept);
       ++kept;
