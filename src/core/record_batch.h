@@ -44,7 +44,7 @@ struct RecordBatch {
   template <typename Drop>
   size_t RemoveIf(Drop drop) {
     // Rows up to the first dropped one stay where they are: most batches drop none, and then
-    // this is the only loop (the filters in front of the table call this on every batch).
+    // this is the only loop (the duration filter calls this on every batch).
     size_t kept = 0;
     while (kept < size && !drop(kept)) ++kept;
     for (size_t i = kept; i < size; ++i) {
