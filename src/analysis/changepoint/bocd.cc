@@ -103,12 +103,16 @@ void BocdDetector::Prune(double least) {
     // many. The least probable other than r = 0 (of equal ones the last, as below) is dropped by
     // moving those after it down one, where the general path lists every index it keeps and
     // gathers each array through the list (the same masses and runs, a third of the work).
+    // `least` is one of p[1..n-1] (Step took it from them); the bound only keeps a posterior
+    // gone wrong (no such mass) from reading past the front: the general path then decides.
     size_t drop = n - 1;
-    while (p[drop] != least) --drop;
-    std::copy(p + drop + 1, p + n, p + drop);
-    runs_.Drop(drop);
-    Renormalise(n - 1);
-    return;
+    while (drop > 0 && p[drop] != least) --drop;
+    if (drop > 0) {
+      std::copy(p + drop + 1, p + n, p + drop);
+      runs_.Drop(drop);
+      Renormalise(n - 1);
+      return;
+    }
   }
   if (keep_.size() < n) keep_.resize(std::max(n, 2 * keep_.size()));
   uint32_t* keep = keep_.data();
