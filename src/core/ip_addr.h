@@ -1,6 +1,7 @@
 // File: core/ip_addr.h
 // An IPv4 or IPv6 endpoint address, stored as 16 bytes (IPv4 as ::ffff:a.b.c.d) so both families
-// share one key type. Parsing and printing go through inet_pton/inet_ntop.
+// share one key type. Parsing goes through inet_pton; printing through inet_ntop, IPv4 through
+// {fmt}.
 #pragma once
 
 #include <array>

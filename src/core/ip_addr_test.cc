@@ -1,5 +1,6 @@
 #include "core/ip_addr.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,24 @@ TEST(IpAddr, ParsesAndPrintsV4) {
   EXPECT_TRUE(a->is_v4());
   EXPECT_EQ(a->v4(), 0x0A010203u);
   EXPECT_EQ(a->ToString(), "10.1.2.3");
+}
+
+// IPv4 is printed without inet_ntop: the same text as inet_ntop gives, for every octet value in
+// every position (0, one, two and three digits) and random addresses, and it parses back.
+TEST(IpAddr, PrintsV4AsInetNtopDoes) {
+  std::mt19937 rng(11);
+  std::vector<uint32_t> addrs = {0, 0xFFFFFFFFu, 0x0A000001u, 0x7F000001u, 0xC0A80064u};
+  for (uint32_t octet = 0; octet < 256; ++octet)
+    for (int shift = 0; shift < 32; shift += 8) addrs.push_back((octet << shift) | 0x01010101u);
+  for (int i = 0; i < 2000; ++i) addrs.push_back(static_cast<uint32_t>(rng()));
+  for (const uint32_t host_order : addrs) {
+    in_addr v4{htonl(host_order)};
+    char want[INET_ADDRSTRLEN];
+    ASSERT_NE(inet_ntop(AF_INET, &v4, want, sizeof want), nullptr);
+    const IpAddr a = IpAddr::FromV4(host_order);
+    EXPECT_EQ(a.ToString(), want);
+    EXPECT_EQ(IpAddr::Parse(a.ToString()), a);
+  }
 }
 
 TEST(IpAddr, ParsesAndPrintsV6) {
