@@ -23,8 +23,9 @@ TEST(IpAddr, ParsesAndPrintsV4) {
 TEST(IpAddr, PrintsV4AsInetNtopDoes) {
   std::mt19937 rng(11);
   std::vector<uint32_t> addrs = {0, 0xFFFFFFFFu, 0x0A000001u, 0x7F000001u, 0xC0A80064u};
-  for (uint32_t octet = 0; octet < 256; ++octet)
-    for (int shift = 0; shift < 32; shift += 8) addrs.push_back((octet << shift) | 0x01010101u);
+  for (uint32_t octet = 0; octet < 256; ++octet)  // the others 1: 1.1.1.octet, 1.1.octet.1, ...
+    for (int shift = 0; shift < 32; shift += 8)
+      addrs.push_back((0x01010101u & ~(0xFFu << shift)) | (octet << shift));
   for (int i = 0; i < 2000; ++i) addrs.push_back(static_cast<uint32_t>(rng()));
   for (const uint32_t host_order : addrs) {
     in_addr v4{htonl(host_order)};
