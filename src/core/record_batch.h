@@ -45,11 +45,12 @@ struct RecordBatch {
   size_t RemoveIf(Drop drop) {
     // Rows up to the first dropped one stay where they are: most batches drop none, and then
     // this is the only loop (the duration filter calls this on every batch).
+    // Row `kept` is then the first dropped one, asked once; every later kept row moves down.
     size_t kept = 0;
     while (kept < size && !drop(kept)) ++kept;
-    for (size_t i = kept; i < size; ++i) {
+    for (size_t i = kept + 1; i < size; ++i) {
       if (drop(i)) continue;
-      if (kept != i) MoveRow(i, kept);
+      MoveRow(i, kept);
       ++kept;
     }
     const size_t removed = size - kept;
