@@ -6,15 +6,49 @@
 #include "analysis/parallel_for.h"
 
 namespace prism::analysis {
+namespace {
+
+// Below this many pipeline intervals per collective start, InterleavedShare walks the intervals;
+// above it, it looks up each start's interval.
+constexpr size_t kFewCollectiveStarts = 4;
+
+}  // namespace
 
 double InterleavedShare(const std::vector<Transfer>& collective,
                         const std::vector<Transfer>& pipeline) {
   if (pipeline.size() < 2) return 0;
-  size_t with = 0, j = 0;
-  for (size_t i = 0; i + 1 < pipeline.size(); ++i) {
-    const int64_t lo = pipeline[i].start_ns, hi = pipeline[i + 1].start_ns;
-    while (j < collective.size() && collective[j].start_ns <= lo) ++j;
-    if (j < collective.size() && collective[j].start_ns < hi) ++with;
+  size_t with = 0;
+  if (collective.size() * kFewCollectiveStarts < pipeline.size()) {
+    // Few collective starts among many intervals (a DP pair's gradient collective beside a
+    // pipeline pair's micro-batches): a start s lies inside at most one interval, the one ending
+    // at the first pipeline start at or past s, and inside it only when that start is past s.
+    // Found by galloping from the previous start's place (starts in order: each interval is met
+    // once). scale-10k's calls are all of this kind, 11 starts to 173 transfers on average: the
+    // walk of every interval was 1.7% of a run's instructions, this 0.9% (callgrind).
+    size_t end = 0;  // the first pipeline start at or past s
+    size_t counted = pipeline.size();  // the last interval counted (none yet)
+    const auto before = [](const Transfer& t, int64_t s) { return t.start_ns < s; };
+    for (const Transfer& c : collective) {
+      const int64_t s = c.start_ns;
+      size_t step = 1, lo = end;
+      while (end < pipeline.size() && pipeline[end].start_ns < s) {
+        lo = end + 1;
+        end = std::min(pipeline.size(), end + step);
+        step *= 2;
+      }
+      end = size_t(std::lower_bound(pipeline.begin() + ptrdiff_t(lo),
+                                    pipeline.begin() + ptrdiff_t(end), s, before) -
+                    pipeline.begin());
+      if (end == 0 || end == pipeline.size() || pipeline[end].start_ns == s) continue;
+      if (end - 1 != counted) ++with, counted = end - 1;
+    }
+  } else {
+    size_t j = 0;
+    for (size_t i = 0; i + 1 < pipeline.size(); ++i) {
+      const int64_t lo = pipeline[i].start_ns, hi = pipeline[i + 1].start_ns;
+      while (j < collective.size() && collective[j].start_ns <= lo) ++j;
+      if (j < collective.size() && collective[j].start_ns < hi) ++with;
+    }
   }
   return double(with) / double(pipeline.size() - 1);
 }
@@ -62,8 +96,11 @@ TpVerdict JudgeTensorParallel(
     for (EndpointId g : {c.a, c.b}) {
       auto it = pipeline_of.find(g);
       if (it == pipeline_of.end()) continue;
-      for (size_t p : it->second)
+      for (size_t p : it->second) {
         best = std::max(best, InterleavedShare(transfers[i].transfers, transfers[p].transfers));
+        if (best >= options.min_interleaved_share) break;  // the verdict is made
+      }
+      if (best >= options.min_interleaved_share) break;
     }
     if (best >= options.min_interleaved_share) {
       out.rule = "interleaved-with-pipeline";

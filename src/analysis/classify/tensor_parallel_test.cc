@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 namespace prism::analysis {
 namespace {
 
@@ -127,6 +130,46 @@ TEST(TensorParallel, DenserPairsNeedAWitnessThatStaysAPipelinePair) {
   EXPECT_EQ(pairs[0].label, PairLabel::kPp);
   EXPECT_EQ(pairs[0].evidence.rule, "alternating-directions");
   EXPECT_EQ(pairs[2].label, PairLabel::kTp);  // pair 3 is still a pipeline pair
+}
+
+// The share by its definition: an interval between consecutive pipeline starts counts when a
+// collective start lies strictly inside it.
+double InterleavedShareByDefinition(const std::vector<Transfer>& collective,
+                                    const std::vector<Transfer>& pipeline) {
+  if (pipeline.size() < 2) return 0;
+  size_t with = 0;
+  for (size_t i = 0; i + 1 < pipeline.size(); ++i)
+    with += std::any_of(collective.begin(), collective.end(), [&](const Transfer& c) {
+      return pipeline[i].start_ns < c.start_ns && c.start_ns < pipeline[i + 1].start_ns;
+    });
+  return double(with) / double(pipeline.size() - 1);
+}
+
+// Starts in order, drawn from few values so that ties (equal starts, a collective start on an
+// interval's end) are common.
+std::vector<Transfer> RandomStarts(std::mt19937& rng, size_t n, int64_t values) {
+  std::uniform_int_distribution<int64_t> at(0, values - 1);
+  std::vector<Transfer> out(n);
+  for (Transfer& t : out) t.start_ns = at(rng);
+  std::sort(out.begin(), out.end(),
+            [](const Transfer& a, const Transfer& b) { return a.start_ns < b.start_ns; });
+  return out;
+}
+
+// Both ways of counting (walking the intervals when collective starts are many, looking each
+// start's interval up when they are few) agree with the definition, ties included.
+TEST(TensorParallel, InterleavedShareMatchesItsDefinition) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 400; ++round) {
+    const size_t pipeline_size = size_t(rng() % 200), collective_size = size_t(rng() % 60);
+    const int64_t values = 1 + int64_t(rng() % 300);
+    const auto pipeline = RandomStarts(rng, pipeline_size, values);
+    const auto collective = RandomStarts(rng, collective_size, values);
+    SCOPED_TRACE(::testing::Message() << "round " << round << ": " << collective_size << " in "
+                                      << pipeline_size << " over " << values);
+    EXPECT_EQ(InterleavedShare(collective, pipeline),
+              InterleavedShareByDefinition(collective, pipeline));
+  }
 }
 
 // Pairs are judged on threads, each by the labels as they were, and relabelled in pair order: the
