@@ -8,6 +8,9 @@
 //   BM_FirstTouch/1: the same with MADV_HUGEPAGE (what core/big_blocks.h asks for).
 //   BM_TouchAgain:   a buffer written before, written again (no fault: the memory's own speed).
 //   BM_FirstTouchOnThreads/N: one fresh mapping, huge pages, cut over N threads.
+//   BM_FirstTouchAfterRest/MS: a fresh mapping, huge pages, MS milliseconds after one as large
+//                    was written and unmapped: what serve's next window pays for columns it
+//                    took afresh (--release-window-memory) against columns it kept.
 // On a virtual machine the first touch also pays for the host backing the guest's page, which
 // the guest sees as time in the instruction that touched it; pages the guest freed a while ago
 // may have been handed back to the host, so a first touch after a rest costs more than one
@@ -16,6 +19,7 @@
 
 #include <sys/mman.h>
 
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -84,6 +88,30 @@ void BM_FirstTouchOnThreads(benchmark::State& state) {
   state.SetBytesProcessed(int64_t(state.iterations() * kBytes));
 }
 BENCHMARK(BM_FirstTouchOnThreads)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_FirstTouchAfterRest(benchmark::State& state) {
+  const auto rest = std::chrono::milliseconds(state.range(0));
+  for (auto _ : state) {
+    state.PauseTiming();
+    void* before = Map(kBytes, true);
+    if (before == nullptr) return state.SkipWithError("mmap failed");
+    std::memset(before, 1, kBytes);
+    munmap(before, kBytes);
+    std::this_thread::sleep_for(rest);
+    void* p = Map(kBytes, true);
+    state.ResumeTiming();
+    if (p == nullptr) return state.SkipWithError("mmap failed");
+    std::memset(p, 1, kBytes);
+    benchmark::DoNotOptimize(p);
+    state.PauseTiming();
+    munmap(p, kBytes);
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations() * kBytes));
+}
+// A few rounds: each rests for its argument (a host hands free memory back after seconds).
+BENCHMARK(BM_FirstTouchAfterRest)->Arg(0)->Arg(500)->Arg(3000)->Iterations(5)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace prism::bench
