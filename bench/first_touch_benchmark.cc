@@ -9,8 +9,9 @@
 //   BM_TouchAgain:   a buffer written before, written again (no fault: the memory's own speed).
 //   BM_FirstTouchOnThreads/N: one fresh mapping, huge pages, cut over N threads.
 //   BM_FirstTouchAfterRest/MS: a fresh mapping, huge pages, MS milliseconds after one as large
-//                    was written and unmapped: what serve's next window pays for columns it
-//                    took afresh (--release-window-memory) against columns it kept.
+//                    was written and unmapped: memory taken again at once (one stage after
+//                    another) against memory taken after a rest (a run after a run, a window
+//                    after a window).
 // On a virtual machine the first touch also pays for the host backing the guest's page, which
 // the guest sees as time in the instruction that touched it; pages the guest freed a while ago
 // may have been handed back to the host, so a first touch after a rest costs more than one
