@@ -37,19 +37,24 @@ void* Map(size_t bytes, bool huge) {
   return p;
 }
 
+// Times one write of a fresh mapping, not its mapping or unmapping. False when mmap failed.
+bool TimeFirstTouch(benchmark::State& state, bool huge) {
+  state.PauseTiming();
+  void* p = Map(kBytes, huge);
+  state.ResumeTiming();
+  if (p == nullptr) return false;
+  std::memset(p, 1, kBytes);
+  benchmark::DoNotOptimize(p);
+  state.PauseTiming();
+  munmap(p, kBytes);
+  state.ResumeTiming();
+  return true;
+}
+
 void BM_FirstTouch(benchmark::State& state) {
   const bool huge = state.range(0) != 0;
-  for (auto _ : state) {
-    state.PauseTiming();
-    void* p = Map(kBytes, huge);
-    state.ResumeTiming();
-    if (p == nullptr) return state.SkipWithError("mmap failed");
-    std::memset(p, 1, kBytes);
-    benchmark::DoNotOptimize(p);
-    state.PauseTiming();
-    munmap(p, kBytes);
-    state.ResumeTiming();
-  }
+  for (auto _ : state)
+    if (!TimeFirstTouch(state, huge)) return state.SkipWithError("mmap failed");
   state.SetBytesProcessed(int64_t(state.iterations() * kBytes));
   state.SetLabel(huge ? "huge pages" : "4 KiB pages");
 }
@@ -99,14 +104,8 @@ void BM_FirstTouchAfterRest(benchmark::State& state) {
     std::memset(before, 1, kBytes);
     munmap(before, kBytes);
     std::this_thread::sleep_for(rest);
-    void* p = Map(kBytes, true);
     state.ResumeTiming();
-    if (p == nullptr) return state.SkipWithError("mmap failed");
-    std::memset(p, 1, kBytes);
-    benchmark::DoNotOptimize(p);
-    state.PauseTiming();
-    munmap(p, kBytes);
-    state.ResumeTiming();
+    if (!TimeFirstTouch(state, true)) return state.SkipWithError("mmap failed");
   }
   state.SetBytesProcessed(int64_t(state.iterations() * kBytes));
 }
